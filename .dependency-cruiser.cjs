@@ -1,0 +1,78 @@
+/**
+ * Dependency rules from DESIGN.md §3, checked in the test command.
+ * The kernel stays pure; only the sandbox runner spawns processes; packs use
+ * each other's public API only; no cycles.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'kernel-is-pure',
+      comment: 'The kernel imports no node: module (no I/O, clock or randomness source).',
+      severity: 'error',
+      from: { path: '^packages/kernel/src' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'kernel-allowed-deps',
+      comment: 'The kernel may depend on @noble/hashes, fp-ts and io-ts only.',
+      severity: 'error',
+      from: { path: '^packages/kernel/src' },
+      to: {
+        dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
+        pathNot: 'node_modules/(@noble/hashes|fp-ts|io-ts)/',
+      },
+    },
+    {
+      name: 'kernel-imports-no-workspace-package',
+      severity: 'error',
+      from: { path: '^packages/kernel/src' },
+      to: { path: '^packages/(?!kernel/)' },
+    },
+    {
+      name: 'only-the-runner-spawns',
+      comment: 'Only the sandbox process runner may import node:child_process.',
+      severity: 'error',
+      from: { path: '^packages/', pathNot: '^packages/sandbox/src/runner/' },
+      to: { path: '^(node:)?child_process$' },
+    },
+    {
+      name: 'no-deep-imports-across-packages',
+      comment: "Packages talk through each other's src/index.ts only.",
+      severity: 'error',
+      from: { path: '^packages/([^/]+)/' },
+      to: { path: '^packages/([^/]+)/src/(?!index\\.ts$)', pathNot: '^packages/$1/' },
+    },
+    {
+      name: 'core-never-imports-packs',
+      comment: 'kernel, ledger, confine, sandbox and verify never import a pack.',
+      severity: 'error',
+      from: { path: '^packages/(kernel|ledger|confine|sandbox|verify)/src' },
+      to: { path: '^packages/(net|agent|workers|state|mcp|crustcore)/' },
+    },
+    {
+      name: 'packs-never-import-the-cli',
+      severity: 'error',
+      from: { path: '^packages/(?!crustcore/)' },
+      to: { path: '^packages/crustcore/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(dist|test)/|\\.config\\.ts$' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+    combinedDependencies: true,
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['source', 'import', 'default'],
+      extensions: ['.ts', '.js'],
+    },
+  },
+};

@@ -1,0 +1,60 @@
+/**
+ * Terminal output for people and machines. Colors only when the stream is a
+ * TTY and NO_COLOR is unset; `--json` switches every command to one JSON
+ * document (or one JSON object per line for streams) on stdout.
+ */
+import type { Writable } from 'node:stream';
+
+export interface Style {
+  readonly bold: (s: string) => string;
+  readonly dim: (s: string) => string;
+  readonly red: (s: string) => string;
+  readonly green: (s: string) => string;
+  readonly yellow: (s: string) => string;
+  readonly cyan: (s: string) => string;
+}
+
+const plain = (s: string): string => s;
+const sgr =
+  (open: number, close: number) =>
+  (s: string): string =>
+    `\u001b[${open}m${s}\u001b[${close}m`;
+
+export function makeStyle(stream: Writable & { isTTY?: boolean }, env: NodeJS.ProcessEnv): Style {
+  const color = stream.isTTY === true && env.NO_COLOR === undefined && env.TERM !== 'dumb';
+  if (!color) return { bold: plain, dim: plain, red: plain, green: plain, yellow: plain, cyan: plain };
+  return {
+    bold: sgr(1, 22),
+    dim: sgr(2, 22),
+    red: sgr(31, 39),
+    green: sgr(32, 39),
+    yellow: sgr(33, 39),
+    cyan: sgr(36, 39),
+  };
+}
+
+export interface Io {
+  readonly stdout: Writable & { isTTY?: boolean };
+  readonly stderr: Writable & { isTTY?: boolean };
+  readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+  readonly out: Style;
+  readonly err: Style;
+}
+
+export function processIo(): Io {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    cwd: process.cwd(),
+    out: makeStyle(process.stdout, process.env),
+    err: makeStyle(process.stderr, process.env),
+  };
+}
+
+export const writeLine = (stream: Writable, line = ''): void => {
+  stream.write(`${line}\n`);
+};

@@ -1,0 +1,13 @@
+/**
+ * Settings every vitest project shares: resolve workspace packages to their
+ * TypeScript sources through the "source" export condition, so tests never
+ * depend on a stale build.
+ */
+import type { UserWorkspaceConfig } from 'vitest/config';
+
+const conditions = ['source', 'module', 'node', 'import', 'default'];
+
+export const sharedProject: UserWorkspaceConfig = {
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ['source'] } },
+};
