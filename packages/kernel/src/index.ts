@@ -1,4 +1,44 @@
+export {
+  type Action,
+  type ActionKind,
+  type Diagnosis,
+  encodeActions,
+  type RejectReason,
+  TOOL_ACTION_KINDS,
+} from './actions.js';
+export { type ApprovalRecordJson, Approved, type ApprovedBy, type ConsumeError, isApproved } from './approval.js';
 export type { Brand } from './brand.js';
+export {
+  BUDGET_NAMES,
+  type BudgetLimits,
+  type BudgetName,
+  type BudgetUsage,
+  DEFAULT_BUDGET,
+  firstExceeded,
+} from './budget.js';
+export {
+  ApprovalIdC,
+  boundedString,
+  EventSeqC,
+  Hash32C,
+  JobIdC,
+  NonNegativeInt,
+  TaskIdC,
+  ToolCallIdC,
+} from './codecs.js';
+export {
+  decodeKernelEvent,
+  EVENT_CODECS,
+  isKernelEventKind,
+  KERNEL_EVENT_KINDS,
+  type KernelDecodeError,
+  type KernelEvent,
+  type KernelEventKind,
+  type KernelEventOf,
+  OperationC,
+  PolicyRuleC,
+  type TaskEvent,
+} from './events.js';
 export { canonicalJson, hashJson, type Json, sha256Hex } from './hash.js';
 export {
   type ApprovalId,
@@ -19,4 +59,42 @@ export {
   type TaskId,
   type ToolCallId,
 } from './ids.js';
+export {
+  DEFAULT_RETRY_POLICY,
+  JOB_STATUSES,
+  JOB_TRANSITIONS,
+  type JobStatus,
+  type RetryPolicy,
+  retryDelayMs,
+} from './job-status.js';
+export { createKernel, DEFAULT_KERNEL_CONFIG, type Kernel, type KernelConfig } from './kernel.js';
+export {
+  describeOperation,
+  OPERATION_NAMES,
+  type Operation,
+  type OperationName,
+  operationHash,
+  type Reversibility,
+  reversibilityOf,
+} from './operation.js';
+export {
+  type Actor,
+  type Decision,
+  decide,
+  type PolicyRule,
+  type PolicySnapshot,
+  type PolicyVerdict,
+  type RiskProfile,
+} from './policy.js';
 export { err, isErr, isOk, type Left, ok, type Result, type Right } from './result.js';
+export {
+  isLegalTransition,
+  PHASE_OF,
+  PHASES,
+  type Phase,
+  phaseOf,
+  TASK_STATUSES,
+  TASK_TRANSITIONS,
+  type TaskStatus,
+  TERMINAL_STATUSES,
+} from './task-status.js';
