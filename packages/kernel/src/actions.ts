@@ -52,7 +52,8 @@ export type Action =
       readonly taskId: TaskId;
       readonly toolCallId: ToolCallId;
       readonly operation: Operation;
-      readonly opHash: Hash32;
+      /** Set when the call was approved (the approval is bound to it); null otherwise. */
+      readonly opHash: Hash32 | null;
       readonly approved: Approved | null;
     }
   | { readonly kind: 'DenyTool'; readonly taskId: TaskId; readonly toolCallId: ToolCallId; readonly reason: string }

@@ -65,7 +65,8 @@ interface TaskRecord {
   status: TaskStatus;
   pausedFrom: TaskStatus | null;
   readonly createdAt: number;
-  readonly goalHash: Hash32;
+  /** Kept for the state hash; hashing it at creation would cost more than the step. */
+  readonly goal: string;
   readonly policy: PolicySnapshot;
   readonly approvalMode: 'auto' | 'ask' | 'deny';
   readonly limits: BudgetLimits;
@@ -298,7 +299,7 @@ class KernelImpl implements Kernel {
       status: 'Created',
       pausedFrom: null,
       createdAt: event.at,
-      goalHash: hashJson(event.goal),
+      goal: event.goal,
       policy,
       approvalMode: event.approvalMode,
       limits: resolveLimits(event.limits, this.#config.defaultLimits),
@@ -330,7 +331,6 @@ class KernelImpl implements Kernel {
       return void out.push(reject(event, 'approval-mismatch', 'approval id reused'));
     task.usage.toolCalls += 1;
     const operation = event.operation as Operation;
-    const opHash = operationHash(operation);
     const verdict = decide(task.policy, operation, event.actor as Actor);
     if (verdict.decision === 'deny') {
       task.toolCalls.set(event.toolCallId, 'denied');
@@ -344,7 +344,8 @@ class KernelImpl implements Kernel {
         taskId: task.id,
         toolCallId: event.toolCallId,
         operation,
-        opHash,
+        // Hashing costs more than the rest of the step; only approvals need it.
+        opHash: null,
         approved: null,
       });
       return;
@@ -355,7 +356,7 @@ class KernelImpl implements Kernel {
       taskId: task.id,
       subject: 'tool',
       operation,
-      opHash,
+      opHash: operationHash(operation),
       nonce: event.nonce,
       expiresAt: event.at + task.approvalTtlMs,
       requiresHuman: true,
@@ -715,7 +716,7 @@ class KernelImpl implements Kernel {
         status: t.status,
         pausedFrom: t.pausedFrom,
         createdAt: t.createdAt,
-        goalHash: t.goalHash,
+        goal: t.goal,
         policy: t.policy as unknown as Json,
         approvalMode: t.approvalMode,
         limits: t.limits as unknown as Json,
