@@ -1,13 +1,13 @@
 import { defineConfig } from 'tsup';
 
+// One output file per module (bundle: false) so that consumers, with
+// `sideEffects: false`, drop the io-ts codecs when they only need the state
+// machine: the size gate measures exactly that.
 export default defineConfig({
-  entry: ['src/index.ts'],
+  entry: ['src/*.ts'],
+  bundle: false,
   format: ['esm'],
-  dts: true,
+  dts: { entry: 'src/index.ts' },
   clean: true,
   target: 'node20',
-  esbuildOptions(options) {
-    options.conditions = ['source'];
-    options.mainFields = ['module', 'main'];
-  },
 });

@@ -1,0 +1,67 @@
+/**
+ * `xtask size`: builds the kernel and crustcore-nano with esbuild metafiles
+ * and prints the inputs that take the most bytes in each output, so a size
+ * regression points at its cause.
+ */
+import { gzipSync } from 'node:zlib';
+import { build, type Metafile } from 'esbuild';
+
+interface Target {
+  readonly name: string;
+  readonly entry: string;
+  readonly external: readonly string[];
+}
+
+const packs = ['@crustcore/net', '@crustcore/agent', '@crustcore/workers', '@crustcore/state', '@crustcore/mcp'];
+const targets: readonly Target[] = [
+  { name: '@crustcore/kernel', entry: 'packages/kernel/src/index.ts', external: [] },
+  { name: 'crustcore-nano', entry: 'packages/crustcore/src/bin.ts', external: packs },
+];
+
+function topInputs(meta: Metafile, limit: number): { path: string; bytes: number }[] {
+  const totals = new Map<string, number>();
+  for (const output of Object.values(meta.outputs)) {
+    for (const [path, info] of Object.entries(output.inputs)) {
+      // Group node_modules by package so the table names dependencies.
+      const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+      const key = match ? `npm:${match[1]}` : path;
+      totals.set(key, (totals.get(key) ?? 0) + info.bytesInOutput);
+    }
+  }
+  return [...totals.entries()]
+    .map(([path, bytes]) => ({ path, bytes }))
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, limit);
+}
+
+export async function size(args: string[]): Promise<number> {
+  const limit = Number(args[0] ?? 15);
+  for (const target of targets) {
+    const result = await build({
+      entryPoints: [target.entry],
+      bundle: true,
+      minify: true,
+      write: false,
+      metafile: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      conditions: ['source'],
+      mainFields: ['module', 'main'],
+      external: [...target.external],
+      define: { CRUSTCORE_VERSION: '"size"' },
+      logLevel: 'error',
+    });
+    const bytes = result.outputFiles.reduce((n, f) => n + f.contents.byteLength, 0);
+    const gz = result.outputFiles.reduce((n, f) => n + gzipSync(f.contents).byteLength, 0);
+    console.log(`\n${target.name}: ${bytes.toLocaleString('en-US')} B minified, ${gz.toLocaleString('en-US')} B gzip`);
+    console.table(
+      topInputs(result.metafile, limit).map((r) => ({
+        input: r.path,
+        bytes: r.bytes,
+        share: `${((100 * r.bytes) / bytes).toFixed(1)}%`,
+      })),
+    );
+  }
+  return 0;
+}
