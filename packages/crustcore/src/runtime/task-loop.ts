@@ -1,0 +1,331 @@
+/**
+ * The effect executor for one task: events in, kernel decides, actions out.
+ *
+ *   pending event ─► recorder.appendEvent (durable) ─► kernel.step ─► actions
+ *        ▲                                                             │
+ *        └──────────── outcome of performing each action ◄─────────────┘
+ *
+ * The ledger is written before anything acts on an event, and the kernel's
+ * answer is recorded right after, so `crustcore inspect --replay` can prove the
+ * run. The loop never decides anything itself: it only performs actions and
+ * reports their outcomes.
+ */
+import {
+  type Action,
+  type ApprovalId,
+  type BudgetName,
+  createKernel,
+  type Diagnosis,
+  type Hash32,
+  type Kernel,
+  type KernelEvent,
+  type RiskProfile,
+  type TaskId,
+} from '@crustcore/kernel';
+import type {
+  ApprovalChannel,
+  ApprovalContext,
+  Attempts,
+  AttemptResult,
+  CommandRecord,
+  Integrator,
+  Narrator,
+  PendingEvent,
+  Recorder,
+  Verifier,
+  Workspace,
+} from './ports.js';
+import type { RuntimeIds } from './runtime-ids.js';
+
+export interface TaskSpec {
+  readonly taskId: TaskId;
+  readonly goal: string;
+  readonly profile: RiskProfile;
+  readonly approvalMode: 'auto' | 'ask' | 'deny';
+  readonly canAsk: boolean;
+  readonly maxRevisits: number;
+  readonly limits?: Partial<Record<BudgetName, number>>;
+}
+
+export interface TaskPorts {
+  readonly recorder: Recorder;
+  readonly workspace: Workspace;
+  readonly attempts: Attempts;
+  readonly verifier: Verifier;
+  readonly approvals: ApprovalChannel;
+  readonly integrator: Integrator;
+  readonly narrator: Narrator;
+  readonly ids: RuntimeIds;
+  readonly kernel?: Kernel;
+}
+
+export type TaskOutcomeKind = 'completed' | 'verify-failed' | 'budget-exhausted' | 'denied' | 'drift' | 'killed' | 'internal';
+
+export interface TaskOutcome {
+  readonly taskId: TaskId;
+  readonly kind: TaskOutcomeKind;
+  readonly reason: string;
+  readonly patchHash: Hash32 | null;
+  readonly journalId: string | null;
+  readonly attempts: number;
+  readonly lastDiagnosis: Diagnosis | null;
+}
+
+interface AttemptMemory {
+  files: Extract<AttemptResult, { kind: 'patch' }>['files'];
+  evidence: string | null;
+}
+
+export class TaskLoop {
+  readonly #spec: TaskSpec;
+  readonly #ports: TaskPorts;
+  readonly #kernel: Kernel;
+  readonly #abort = new AbortController();
+  #finished: { outcome: 'completed' | 'failed' | 'killed'; reason: string; patchHash: Hash32 | null } | null = null;
+  #journalId: string | null = null;
+  #attempts = 0;
+  #lastDiagnosis: Diagnosis | null = null;
+  #budgetExhausted: BudgetName | null = null;
+  #integrationFailure: 'drift' | 'io' | 'approval' | null = null;
+  #approvalDenied = false;
+  #verifyFailed = false;
+  readonly #memory: AttemptMemory = { files: [], evidence: null };
+  /** Serializes record → step → record so nested submissions (tool calls) stay ordered. */
+  #chain: Promise<unknown> = Promise.resolve();
+
+  constructor(spec: TaskSpec, ports: TaskPorts) {
+    this.#spec = spec;
+    this.#ports = ports;
+    this.#kernel = ports.kernel ?? createKernel();
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** Asks the task to stop at the next safe boundary (Ctrl+C, `crustcore cancel`). */
+  cancel(reason: string): Promise<readonly Action[]> {
+    return this.submit({ kind: 'TaskCancelled', taskId: this.#spec.taskId, reason });
+  }
+
+  async run(): Promise<TaskOutcome> {
+    const s = this.#spec;
+    try {
+      await this.#drive(
+        await this.submit({
+          kind: 'TaskCreated',
+          taskId: s.taskId,
+          goal: s.goal,
+          profile: s.profile,
+          approvalMode: s.approvalMode,
+          canAsk: s.canAsk,
+          maxRevisits: s.maxRevisits,
+          onBudgetExhausted: 'fail',
+          ...(s.limits ? { limits: s.limits } : {}),
+        } as PendingEvent),
+      );
+    } catch (error) {
+      // An unexpected failure is recorded as an event too, so the log tells the whole story.
+      const detail = error instanceof Error ? error.message : String(error);
+      if (this.#finished === null) {
+        await this.#drive(await this.submit({ kind: 'TaskFailed', taskId: s.taskId, reason: 'internal-error', detail: detail.slice(0, 3_000) }));
+      }
+      if (this.#finished === null) this.#finished = { outcome: 'failed', reason: `internal error: ${detail}`, patchHash: null };
+      this.#abort.abort();
+      await this.#ports.workspace.cleanup().catch(() => undefined);
+      return this.#outcome('internal');
+    }
+    await this.#ports.workspace.cleanup().catch(() => undefined);
+    return this.#outcome();
+  }
+
+  #outcome(forced?: TaskOutcomeKind): TaskOutcome {
+    const f = this.#finished ?? { outcome: 'failed' as const, reason: 'the task stopped without finishing', patchHash: null };
+    let kind: TaskOutcomeKind = forced ?? 'internal';
+    if (forced === undefined) {
+      if (f.outcome === 'completed') kind = 'completed';
+      else if (f.outcome === 'killed') kind = 'killed';
+      else if (this.#budgetExhausted !== null) kind = 'budget-exhausted';
+      else if (this.#integrationFailure === 'drift') kind = 'drift';
+      else if (this.#approvalDenied || /denied|no one can be asked/.test(f.reason)) kind = 'denied';
+      else if (this.#verifyFailed) kind = 'verify-failed';
+    }
+    return {
+      taskId: this.#spec.taskId,
+      kind,
+      reason: f.reason,
+      patchHash: f.patchHash,
+      journalId: this.#journalId,
+      attempts: this.#attempts,
+      lastDiagnosis: this.#lastDiagnosis,
+    };
+  }
+
+  /** Records an event, steps the kernel, records its answer. Serialized. */
+  submit(pending: PendingEvent): Promise<readonly Action[]> {
+    const next = this.#chain.then(async () => {
+      const event: KernelEvent = await this.#ports.recorder.appendEvent(pending);
+      const actions = this.#kernel.step(event);
+      await this.#ports.recorder.appendActions(event.seq, actions, this.#kernel.stateHash());
+      this.#ports.narrator.event(event, actions);
+      return actions;
+    });
+    this.#chain = next.catch(() => undefined);
+    return next;
+  }
+
+  async #drive(actions: readonly Action[]): Promise<void> {
+    for (const action of actions) {
+      const follow = await this.#perform(action);
+      for (const event of follow) await this.#drive(await this.submit(event));
+    }
+  }
+
+  async #perform(action: Action): Promise<PendingEvent[]> {
+    const taskId = this.#spec.taskId;
+    switch (action.kind) {
+      case 'PrepareWorkspace': {
+        const ws = await this.#ports.workspace.prepare();
+        return [{ kind: 'WorkspaceReady', taskId, baseCommit: ws.baseCommit }];
+      }
+      case 'PlanTask':
+        // External workers plan for themselves; the plan is the goal.
+        return [{ kind: 'TaskPlanned', taskId, summary: this.#spec.goal.slice(0, 3_000) }];
+      case 'StartAttempt':
+        return this.#attempt(action.attempt, action.diagnosis);
+      case 'StartVerify':
+        return this.#verify(action.patchHash);
+      case 'RequestApproval':
+        return this.#approve(action);
+      case 'ApplyPatch': {
+        const result = await this.#ports.integrator.apply(action.approved, action.patchHash);
+        if (result.kind === 'applied') {
+          this.#journalId = result.journalId;
+          return [{ kind: 'PatchApplied', taskId, patchHash: action.patchHash, journalId: result.journalId }];
+        }
+        this.#integrationFailure = result.reason;
+        return [{ kind: 'IntegrationFailed', taskId, reason: result.reason, detail: result.detail.slice(0, 3_000) }];
+      }
+      case 'TaskFinished':
+        this.#finished = { outcome: action.outcome, reason: action.reason, patchHash: action.patchHash };
+        return [];
+      case 'StopTask':
+        this.#abort.abort();
+        return [];
+      case 'BudgetExhausted':
+        this.#budgetExhausted = action.budget;
+        return [];
+      case 'Rejected':
+        // The loop only sends events the kernel asked for; a rejection is a bug here.
+        throw new Error(`kernel rejected ${action.eventKind} (seq ${action.seq}): ${action.reason} — ${action.detail}`);
+      default:
+        return [];
+    }
+  }
+
+  async #commandEvents(commands: readonly CommandRecord[]): Promise<void> {
+    for (const c of commands) {
+      await this.#drive(
+        await this.submit({
+          kind: 'CommandCompleted',
+          taskId: this.#spec.taskId,
+          argv: c.argv.slice(0, 256).map((a) => a.slice(0, 4_096)),
+          exitCode: c.exitCode,
+          outputBytes: c.outputBytes,
+          durationMs: Math.round(c.durationMs),
+          purpose: c.purpose,
+          timedOut: c.timedOut,
+          ...(c.stdoutArtifact ? { stdoutArtifact: c.stdoutArtifact } : {}),
+          ...(c.stderrArtifact ? { stderrArtifact: c.stderrArtifact } : {}),
+        } as PendingEvent),
+      );
+    }
+  }
+
+  async #attempt(attempt: number, diagnosis: Diagnosis | null): Promise<PendingEvent[]> {
+    const taskId = this.#spec.taskId;
+    this.#attempts = attempt;
+    const result = await this.#ports.attempts.run(attempt, diagnosis, this.#abort.signal);
+    await this.#commandEvents(result.commands);
+    if (this.#finished !== null) return [];
+    if (result.kind === 'no-patch') {
+      this.#lastDiagnosis = { category: result.category, summary: result.summary, failingTests: [] };
+      this.#verifyFailed = true;
+      return [{ kind: 'PatchRejected', taskId, category: result.category, summary: result.summary.slice(0, 3_000), failingTests: [] }];
+    }
+    this.#memory.files = result.files;
+    return [
+      {
+        kind: 'PatchProposed',
+        taskId,
+        patchHash: result.patchHash,
+        selfClaimedDone: result.selfClaimedDone,
+        filesChanged: result.filesChanged,
+        risks: [...result.risks],
+      },
+    ];
+  }
+
+  async #verify(patchHash: Hash32): Promise<PendingEvent[]> {
+    const taskId = this.#spec.taskId;
+    const outcome = await this.#ports.verifier.verify(patchHash, this.#abort.signal);
+    if (outcome.command !== null) await this.#commandEvents([outcome.command]);
+    if (this.#finished !== null) return [];
+    if (outcome.kind === 'failed') {
+      this.#verifyFailed = true;
+      this.#lastDiagnosis = { category: outcome.category, summary: outcome.summary, failingTests: outcome.failingTests };
+      return [
+        {
+          kind: 'PatchRejected',
+          taskId,
+          patchHash,
+          category: outcome.category,
+          summary: outcome.summary.slice(0, 3_000),
+          failingTests: outcome.failingTests.slice(0, 256).map((t) => t.slice(0, 200)),
+        },
+      ];
+    }
+    this.#verifyFailed = false;
+    this.#memory.evidence = `${outcome.argv.join(' ')} → exit 0 in the ${outcome.profile} sandbox${outcome.testsRun === null ? '' : ` (${outcome.testsRun} tests)`}`;
+    const approvalId: ApprovalId = this.#ports.ids.approvalId();
+    return [
+      {
+        kind: 'PatchVerified',
+        taskId,
+        patchHash,
+        treeHash: outcome.treeHash,
+        baseCommit: outcome.baseCommit,
+        argv: [...outcome.argv],
+        profile: outcome.profile,
+        exitCode: 0,
+        stdoutHash: outcome.stdoutHash,
+        stderrHash: outcome.stderrHash,
+        risks: [...outcome.risks],
+        approvalId,
+        nonce: this.#ports.ids.nonce(),
+      },
+    ];
+  }
+
+  async #approve(request: Extract<Action, { kind: 'RequestApproval' }>): Promise<PendingEvent[]> {
+    const context: ApprovalContext = {
+      goal: this.#spec.goal,
+      diffText: request.subject === 'integrate' && request.operation.op === 'integrate' ? await this.#ports.integrator.diffText(request.operation.patchHash) : null,
+      files: this.#memory.files,
+      evidence: this.#memory.evidence,
+    };
+    const answer = await this.#ports.approvals.resolve(request, context);
+    if (answer.decision === 'denied') this.#approvalDenied = true;
+    return [
+      {
+        kind: 'ApprovalResolved',
+        taskId: request.taskId,
+        approvalId: request.approvalId,
+        decision: answer.decision,
+        by: answer.by,
+        nonce: request.nonce,
+        opHash: request.opHash,
+      },
+    ];
+  }
+}
