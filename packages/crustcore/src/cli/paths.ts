@@ -21,7 +21,10 @@ export function crustcoreHome(env: NodeJS.ProcessEnv): string {
 }
 
 export function repoId(realRepoPath: string): string {
-  const name = basename(realRepoPath).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40) || 'repo';
+  const name =
+    basename(realRepoPath)
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .slice(0, 40) || 'repo';
   return `${name}-${createHash('sha256').update(realRepoPath).digest('hex').slice(0, 12)}`;
 }
 

@@ -23,8 +23,14 @@ function printHuman(io: Io, probe: SandboxProbe): void {
   if (probe.recommended === 'bubblewrap') {
     writeLine(io.stdout, io.out.green('  sandboxed runs use bubblewrap'));
   } else {
-    writeLine(io.stdout, io.out.red('  no strong sandbox works here: sandboxed runs are refused until the fix above is applied'));
-    writeLine(io.stdout, io.out.dim('  (the process jail runs only when chosen explicitly, and results say it is weaker)'));
+    writeLine(
+      io.stdout,
+      io.out.red('  no strong sandbox works here: sandboxed runs are refused until the fix above is applied'),
+    );
+    writeLine(
+      io.stdout,
+      io.out.dim('  (the process jail runs only when chosen explicitly, and results say it is weaker)'),
+    );
   }
 }
 
@@ -35,7 +41,12 @@ export const doctorCommand: Command = {
   async run(args, io) {
     let json: boolean;
     try {
-      const parsed = parseArgs({ args: [...args], options: { json: { type: 'boolean', default: false } }, strict: true, allowPositionals: false });
+      const parsed = parseArgs({
+        args: [...args],
+        options: { json: { type: 'boolean', default: false } },
+        strict: true,
+        allowPositionals: false,
+      });
       json = parsed.values.json === true;
     } catch (error) {
       throw new UsageError(error instanceof Error ? error.message : String(error));

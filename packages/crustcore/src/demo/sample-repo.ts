@@ -5,7 +5,13 @@
  */
 export const SAMPLE_FILES: Readonly<Record<string, string>> = {
   'package.json': `${JSON.stringify(
-    { name: 'crustcore-demo-calculator', version: '1.0.0', private: true, type: 'module', scripts: { test: 'node --test' } },
+    {
+      name: 'crustcore-demo-calculator',
+      version: '1.0.0',
+      private: true,
+      type: 'module',
+      scripts: { test: 'node --test' },
+    },
     null,
     2,
   )}\n`,
@@ -38,11 +44,12 @@ export const SAMPLE_FILES: Readonly<Record<string, string>> = {
 };
 
 /** What each scripted attempt does to `src/calc.js`: find → replace. */
-export const SCRIPTED_EDITS: readonly { readonly summary: string; readonly find: string; readonly replace: string }[] = [
-  { summary: 'fix add(): it subtracted instead of adding', find: '  return a - b;', replace: '  return a + b;' },
-  {
-    summary: 'fix multiply(): it added instead of multiplying',
-    find: 'export function multiply(a, b) {\n  return a + b;',
-    replace: 'export function multiply(a, b) {\n  return a * b;',
-  },
-];
+export const SCRIPTED_EDITS: readonly { readonly summary: string; readonly find: string; readonly replace: string }[] =
+  [
+    { summary: 'fix add(): it subtracted instead of adding', find: '  return a - b;', replace: '  return a + b;' },
+    {
+      summary: 'fix multiply(): it added instead of multiplying',
+      find: 'export function multiply(a, b) {\n  return a + b;',
+      replace: 'export function multiply(a, b) {\n  return a * b;',
+    },
+  ];

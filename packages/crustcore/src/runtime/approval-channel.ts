@@ -28,20 +28,33 @@ export function renderApprovalPrompt(request: ApprovalRequest, context: Approval
   if (request.risks.length) lines.push(`  risks     : ${style.yellow(request.risks.join(', '))}`);
   if (context.files.length) {
     lines.push('  files     :');
-    for (const f of context.files.slice(0, 40)) lines.push(`    ${f.status.padEnd(2)} ${sanitizeForTerminal(f.path)} ${style.dim(`(${f.fileClass})`)}`);
+    for (const f of context.files.slice(0, 40))
+      lines.push(`    ${f.status.padEnd(2)} ${sanitizeForTerminal(f.path)} ${style.dim(`(${f.fileClass})`)}`);
     if (context.files.length > 40) lines.push(`    … ${context.files.length - 40} more`);
   }
   if (context.diffText) {
     if (hasHiddenCharacters(context.diffText)) {
-      lines.push(style.yellow('  warning   : the diff contains control, bidirectional or zero-width characters (shown as \\u{…})'));
+      lines.push(
+        style.yellow(
+          '  warning   : the diff contains control, bidirectional or zero-width characters (shown as \\u{…})',
+        ),
+      );
     }
     const diffLines = sanitizeForTerminal(context.diffText).split('\n');
     lines.push('  diff      :');
     for (const l of diffLines.slice(0, MAX_DIFF_LINES)) {
-      const colored = l.startsWith('+') && !l.startsWith('+++') ? style.green(l) : l.startsWith('-') && !l.startsWith('---') ? style.red(l) : l;
+      const colored =
+        l.startsWith('+') && !l.startsWith('+++')
+          ? style.green(l)
+          : l.startsWith('-') && !l.startsWith('---')
+            ? style.red(l)
+            : l;
       lines.push(`    ${colored}`);
     }
-    if (diffLines.length > MAX_DIFF_LINES) lines.push(style.dim(`    … ${diffLines.length - MAX_DIFF_LINES} more lines (crustcore diff --export ${request.taskId})`));
+    if (diffLines.length > MAX_DIFF_LINES)
+      lines.push(
+        style.dim(`    … ${diffLines.length - MAX_DIFF_LINES} more lines (crustcore diff --export ${request.taskId})`),
+      );
   }
   return lines.join('\n');
 }
@@ -75,7 +88,11 @@ export function approvalChannel(
       if (mode === 'auto' && !request.requiresHuman) return { decision: 'granted', by: 'policy-auto' };
       if (mode === 'deny' || terminal === null) return { decision: 'denied', by: 'human' };
       terminal.output.write(`${renderApprovalPrompt(request, context, terminal.style)}\n`);
-      const answer = await readLine(terminal, `${terminal.style.bold('Apply?')} type "yes" to approve, anything else denies: `, options.timeoutMs ?? 10 * 60_000);
+      const answer = await readLine(
+        terminal,
+        `${terminal.style.bold('Apply?')} type "yes" to approve, anything else denies: `,
+        options.timeoutMs ?? 10 * 60_000,
+      );
       const granted = answer !== null && /^\s*(y|yes)\s*$/i.test(answer);
       return { decision: granted ? 'granted' : 'denied', by: 'human' };
     },

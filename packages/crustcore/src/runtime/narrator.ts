@@ -24,13 +24,22 @@ export function humanNarrator(stream: Writable, style: Style, options: { readonl
           line(style.dim(`  profile ${event.profile}, approve ${event.approvalMode}`));
           break;
         case 'WorkspaceReady':
-          line(`  worktree ready at base ${style.cyan(event.baseCommit.slice(0, 10))} ${style.dim('(your tree is untouched until apply)')}`);
+          line(
+            `  worktree ready at base ${style.cyan(event.baseCommit.slice(0, 10))} ${style.dim('(your tree is untouched until apply)')}`,
+          );
           break;
         case 'CommandCompleted': {
           const ok = event.exitCode === 0;
-          const what = event.purpose === 'verify' ? 'verify' : event.purpose === 'baseline' ? 'baseline' : event.purpose;
-          const status = event.timedOut ? style.red('timed out') : ok ? style.green('exit 0') : style.red(`exit ${event.exitCode}`);
-          line(`  ${what}: ${sanitizeForTerminal(event.argv.join(' '))} → ${status} ${style.dim(`(${ms(event.durationMs)}, sandboxed)`)}`);
+          const what =
+            event.purpose === 'verify' ? 'verify' : event.purpose === 'baseline' ? 'baseline' : event.purpose;
+          const status = event.timedOut
+            ? style.red('timed out')
+            : ok
+              ? style.green('exit 0')
+              : style.red(`exit ${event.exitCode}`);
+          line(
+            `  ${what}: ${sanitizeForTerminal(event.argv.join(' '))} → ${status} ${style.dim(`(${ms(event.durationMs)}, sandboxed)`)}`,
+          );
           break;
         }
         case 'PatchProposed':
@@ -42,13 +51,18 @@ export function humanNarrator(stream: Writable, style: Style, options: { readonl
           break;
         case 'PatchRejected':
           line(`${style.red('✗')} not verified — ${style.bold(event.category)}: ${sanitizeForTerminal(event.summary)}`);
-          if (event.failingTests.length) line(`  failing: ${sanitizeForTerminal(event.failingTests.slice(0, 5).join(', '))}`);
+          if (event.failingTests.length)
+            line(`  failing: ${sanitizeForTerminal(event.failingTests.slice(0, 5).join(', '))}`);
           break;
         case 'PatchVerified':
-          line(`${style.green('✓')} verified in a fresh worktree: ${sanitizeForTerminal(event.argv.join(' '))} → exit 0 ${style.dim(`(tree ${short(event.treeHash)})`)}`);
+          line(
+            `${style.green('✓')} verified in a fresh worktree: ${sanitizeForTerminal(event.argv.join(' '))} → exit 0 ${style.dim(`(tree ${short(event.treeHash)})`)}`,
+          );
           break;
         case 'ApprovalResolved':
-          line(`  approval ${event.decision === 'granted' ? style.green('granted') : style.red('denied')} by ${event.by}`);
+          line(
+            `  approval ${event.decision === 'granted' ? style.green('granted') : style.red('denied')} by ${event.by}`,
+          );
           break;
         case 'PatchApplied':
           line(`${style.green('✓')} applied atomically ${style.dim(`(${event.journalId})`)}`);
@@ -62,10 +76,14 @@ export function humanNarrator(stream: Writable, style: Style, options: { readonl
       for (const action of actions) {
         switch (action.kind) {
           case 'StartAttempt':
-            line(`${style.bold('→')} attempt ${action.attempt}${action.diagnosis ? style.dim(' (with the diagnosis of the last failure)') : ''}`);
+            line(
+              `${style.bold('→')} attempt ${action.attempt}${action.diagnosis ? style.dim(' (with the diagnosis of the last failure)') : ''}`,
+            );
             break;
           case 'RequestApproval':
-            line(`  approval needed: ${action.description}${action.requiresHuman ? style.yellow(' — a person must answer') : ''}`);
+            line(
+              `  approval needed: ${action.description}${action.requiresHuman ? style.yellow(' — a person must answer') : ''}`,
+            );
             break;
           case 'BudgetExhausted':
             line(`${style.red('!')} budget ${action.budget} exhausted (${action.used} > ${action.limit})`);

@@ -16,7 +16,11 @@ import type {
 } from '@crustcore/kernel';
 
 /** A kernel event before the recorder stamps `seq` and `at`. */
-export type PendingEvent = KernelEvent extends infer E ? (E extends KernelEvent ? Omit<E, 'seq' | 'at'> : never) : never;
+export type PendingEvent = KernelEvent extends infer E
+  ? E extends KernelEvent
+    ? Omit<E, 'seq' | 'at'>
+    : never
+  : never;
 
 export interface Recorder {
   /** Appends the event durably (stamping seq and time) before anyone acts on it. */
@@ -106,7 +110,10 @@ export interface ApprovalContext {
 
 export interface ApprovalChannel {
   /** Asks whoever may answer; never resolves to "granted" unless someone (or the standing --approve auto) said so. */
-  resolve(request: ApprovalRequest, context: ApprovalContext): Promise<{ readonly decision: 'granted' | 'denied'; readonly by: ApprovedBy }>;
+  resolve(
+    request: ApprovalRequest,
+    context: ApprovalContext,
+  ): Promise<{ readonly decision: 'granted' | 'denied'; readonly by: ApprovedBy }>;
 }
 
 export type IntegrationResult =

@@ -25,8 +25,8 @@ import {
 import type {
   ApprovalChannel,
   ApprovalContext,
-  Attempts,
   AttemptResult,
+  Attempts,
   CommandRecord,
   Integrator,
   Narrator,
@@ -59,7 +59,14 @@ export interface TaskPorts {
   readonly kernel?: Kernel;
 }
 
-export type TaskOutcomeKind = 'completed' | 'verify-failed' | 'budget-exhausted' | 'denied' | 'drift' | 'killed' | 'internal';
+export type TaskOutcomeKind =
+  | 'completed'
+  | 'verify-failed'
+  | 'budget-exhausted'
+  | 'denied'
+  | 'drift'
+  | 'killed'
+  | 'internal';
 
 export interface TaskOutcome {
   readonly taskId: TaskId;
@@ -128,9 +135,17 @@ export class TaskLoop {
       // An unexpected failure is recorded as an event too, so the log tells the whole story.
       const detail = error instanceof Error ? error.message : String(error);
       if (this.#finished === null) {
-        await this.#drive(await this.submit({ kind: 'TaskFailed', taskId: s.taskId, reason: 'internal-error', detail: detail.slice(0, 3_000) }));
+        await this.#drive(
+          await this.submit({
+            kind: 'TaskFailed',
+            taskId: s.taskId,
+            reason: 'internal-error',
+            detail: detail.slice(0, 3_000),
+          }),
+        );
       }
-      if (this.#finished === null) this.#finished = { outcome: 'failed', reason: `internal error: ${detail}`, patchHash: null };
+      if (this.#finished === null)
+        this.#finished = { outcome: 'failed', reason: `internal error: ${detail}`, patchHash: null };
       this.#abort.abort();
       await this.#ports.workspace.cleanup().catch(() => undefined);
       return this.#outcome('internal');
@@ -140,7 +155,11 @@ export class TaskLoop {
   }
 
   #outcome(forced?: TaskOutcomeKind): TaskOutcome {
-    const f = this.#finished ?? { outcome: 'failed' as const, reason: 'the task stopped without finishing', patchHash: null };
+    const f = this.#finished ?? {
+      outcome: 'failed' as const,
+      reason: 'the task stopped without finishing',
+      patchHash: null,
+    };
     let kind: TaskOutcomeKind = forced ?? 'internal';
     if (forced === undefined) {
       if (f.outcome === 'completed') kind = 'completed';
@@ -251,7 +270,15 @@ export class TaskLoop {
     if (result.kind === 'no-patch') {
       this.#lastDiagnosis = { category: result.category, summary: result.summary, failingTests: [] };
       this.#verifyFailed = true;
-      return [{ kind: 'PatchRejected', taskId, category: result.category, summary: result.summary.slice(0, 3_000), failingTests: [] }];
+      return [
+        {
+          kind: 'PatchRejected',
+          taskId,
+          category: result.category,
+          summary: result.summary.slice(0, 3_000),
+          failingTests: [],
+        },
+      ];
     }
     this.#memory.files = result.files;
     return [
@@ -273,7 +300,11 @@ export class TaskLoop {
     if (this.#finished !== null) return [];
     if (outcome.kind === 'failed') {
       this.#verifyFailed = true;
-      this.#lastDiagnosis = { category: outcome.category, summary: outcome.summary, failingTests: outcome.failingTests };
+      this.#lastDiagnosis = {
+        category: outcome.category,
+        summary: outcome.summary,
+        failingTests: outcome.failingTests,
+      };
       return [
         {
           kind: 'PatchRejected',
@@ -310,7 +341,10 @@ export class TaskLoop {
   async #approve(request: Extract<Action, { kind: 'RequestApproval' }>): Promise<PendingEvent[]> {
     const context: ApprovalContext = {
       goal: this.#spec.goal,
-      diffText: request.subject === 'integrate' && request.operation.op === 'integrate' ? await this.#ports.integrator.diffText(request.operation.patchHash) : null,
+      diffText:
+        request.subject === 'integrate' && request.operation.op === 'integrate'
+          ? await this.#ports.integrator.diffText(request.operation.patchHash)
+          : null,
       files: this.#memory.files,
       evidence: this.#memory.evidence,
     };

@@ -1,0 +1,158 @@
+/**
+ * `crustcore demo`: the whole verified loop on a sample repository in a temp
+ * directory, narrated. A deterministic scripted backend makes two attempts:
+ * the first fixes one bug and fails verification, the classifier's diagnosis
+ * goes back to the backend, the second attempt passes in a fresh sandboxed
+ * worktree, the approval gate lets it through (`--approve auto`), the apply
+ * journal writes it atomically, and `inspect` checks the log and replays it.
+ */
+import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Command } from '../cli/command.js';
+import { ExitCode } from '../cli/exit-codes.js';
+import { type Io, writeLine } from '../cli/output.js';
+import { makeSampleRepository } from '../demo/make-sample.js';
+import { SAMPLE_FILES, SCRIPTED_EDITS } from '../demo/sample-repo.js';
+import { ScriptedBackend } from '../demo/scripted-backend.js';
+import { approvalChannel } from '../runtime/approval-channel.js';
+import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../runtime/narrator.js';
+import { runTask, SetupError } from '../runtime/run-task.js';
+import { randomIds } from '../runtime/runtime-ids.js';
+
+const USAGE = 'crustcore demo [--json] [--keep]';
+
+export const demoCommand: Command = {
+  name: 'demo',
+  summary: 'watch a verified task end to end on a sample repository (no API key needed)',
+  usage: USAGE,
+  async run(args, io) {
+    const { values } = parseArgs({
+      args: [...args],
+      options: { json: { type: 'boolean', default: false }, 'output-format': { type: 'string' } },
+      strict: true,
+    });
+    const json = values.json === true;
+    const streamJson = values['output-format'] === 'stream-json';
+    return runDemo(io, { json, streamJson });
+  },
+};
+
+async function runDemo(io: Io, options: { readonly json: boolean; readonly streamJson: boolean }): Promise<ExitCode> {
+  const started = performance.now();
+  const s = io.out;
+  const say = (text = ''): void => {
+    if (!options.json && !options.streamJson) writeLine(io.stdout, text);
+  };
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'crustcore-demo-')));
+  const repoDir = join(root, 'calculator');
+  const home = join(root, 'crustcore-home');
+
+  say(s.bold('CrustCore demo') + s.dim(' — a coding task, verified before it touches your tree'));
+  say();
+  say(`${s.bold('1.')} A sample repository with two bugs and a failing test suite`);
+  await makeSampleRepository(repoDir);
+  say(`   ${s.cyan(repoDir)}  ${s.dim('(git repo; `npm test` runs node --test)')}`);
+  say();
+  say(`${s.bold('2.')} The task, run by a scripted backend in a disposable worktree`);
+  say(s.dim('   attempts are sandboxed (bubblewrap, no network); every step is an event in a hash-chained log'));
+  say();
+
+  const taskId = randomIds.taskId();
+  const narrator = options.streamJson
+    ? jsonLinesNarrator(io.stdout)
+    : options.json
+      ? silentNarrator
+      : humanNarrator(io.stdout, s);
+  let result: Awaited<ReturnType<typeof runTask>>;
+  try {
+    result = await runTask({
+      dir: repoDir,
+      goal: 'make the test suite pass (npm test)',
+      home,
+      env: io.env,
+      verifyArgv: ['npm', 'test'],
+      verifyArgvFromUser: false,
+      makeBackend: () =>
+        new ScriptedBackend(
+          SCRIPTED_EDITS.map((e) => ({ summary: e.summary, path: 'src/calc.js', find: e.find, replace: e.replace })),
+        ),
+      approvals: approvalChannel('auto', null),
+      approvalMode: 'auto',
+      canAsk: false,
+      narrator,
+      ids: randomIds,
+      taskId,
+    });
+  } catch (error) {
+    if (error instanceof SetupError) {
+      writeLine(io.stderr, `${io.err.red('error:')} ${error.message}`);
+      return ExitCode.internal;
+    }
+    throw error;
+  }
+  const { outcome, inspect, projectDir } = result;
+  const elapsedMs = Math.round(performance.now() - started);
+  const fixed = readFileSync(join(repoDir, 'src/calc.js'), 'utf8');
+  const applied = outcome.kind === 'completed' && fixed !== SAMPLE_FILES['src/calc.js'];
+
+  if (options.json) {
+    writeLine(
+      io.stdout,
+      JSON.stringify({
+        ok: applied && inspect?.ok === true,
+        taskId,
+        outcome: outcome.kind,
+        reason: outcome.reason,
+        attempts: outcome.attempts,
+        patchHash: outcome.patchHash,
+        repo: repoDir,
+        stateDir: projectDir,
+        inspect:
+          inspect === null
+            ? null
+            : {
+                ok: inspect.ok,
+                frames: inspect.chain.frames,
+                receipts: inspect.receiptsChecked,
+                artifacts: inspect.artifactsChecked,
+                replay: inspect.replay ?? null,
+              },
+        elapsedMs,
+      }),
+    );
+    return applied && inspect?.ok === true ? ExitCode.ok : ExitCode.internal;
+  }
+  if (options.streamJson) return applied ? ExitCode.ok : ExitCode.internal;
+
+  say();
+  say(
+    `${s.bold('3.')} Your tree now ${applied ? 'has the verified fix' : s.red('is unchanged')}: ${s.cyan(join(repoDir, 'src/calc.js'))}`,
+  );
+  for (const line of fixed.split('\n').filter((l) => l.includes('return'))) say(`   ${s.green(line.trim())}`);
+  say();
+  say(`${s.bold('4.')} ${s.cyan('crustcore inspect')} checks the log and replays it through a fresh kernel`);
+  if (inspect === null) {
+    say(`   ${s.red('inspect could not run')}`);
+  } else {
+    const replay = inspect.replay;
+    say(
+      `   ${inspect.ok ? s.green('intact') : s.red('FAILED')}: ${inspect.chain.frames} frames hash-chained, ${inspect.artifactsChecked} artifacts checked${
+        replay ? `, replay of ${replay.events} kernel events reproduced ${replay.actions} actions byte for byte` : ''
+      }`,
+    );
+    if (inspect.failure)
+      say(
+        `   ${s.red(`first bad frame: seq ${inspect.failure.seq} — ${inspect.failure.reason}: ${inspect.failure.detail}`)}`,
+      );
+  }
+  say();
+  say(s.dim(`done in ${(elapsedMs / 1000).toFixed(1)} s — state kept in ${root}`));
+  say();
+  say(s.bold('Next:'));
+  say(`  crustcore inspect --dir ${projectDir}`);
+  say(`  crustcore run --dir <your repo> --goal "<what to do>" --worker "<command>" --approve ask`);
+  say(`  crustcore doctor          ${s.dim('# what this machine can sandbox')}`);
+  return applied && inspect?.ok === true ? ExitCode.ok : ExitCode.internal;
+}

@@ -1,0 +1,151 @@
+/**
+ * `crustcore inspect`: checks a ledger (hash chain, head file, receipts,
+ * artifacts; with --replay, the kernel's decisions) and tells each task's
+ * story. Exit 0 when intact; ExitCode.integrity naming the first bad seq and
+ * the reason otherwise. A torn tail left by a crash is reported, not failed.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  describeReceiptKeyError,
+  type InspectReport,
+  inspectLog,
+  kernelReplay,
+  loadReceiptKey,
+  type ReceiptKey,
+  receiptKeyPath,
+  renderStory,
+  stateDirLayout,
+} from '@crustcore/ledger';
+import { type Command, UsageError } from '../cli/command.js';
+import { ExitCode } from '../cli/exit-codes.js';
+import { type Io, writeLine } from '../cli/output.js';
+
+/** Default state directory when neither --dir nor --log is given. */
+export const DEFAULT_STATE_DIR = '.crustcore-state';
+
+export interface LedgerPaths {
+  readonly logPath: string;
+  readonly headPath: string;
+  readonly artifactsDir: string;
+}
+
+/** `--dir DIR` (a state dir) or `--log FILE` (its head and artifacts are looked for next to it). */
+export function ledgerPaths(values: { dir?: string | undefined; log?: string | undefined }, io: Io): LedgerPaths {
+  if (values.dir !== undefined && values.log !== undefined) throw new UsageError('give --dir or --log, not both');
+  if (values.log !== undefined) {
+    const logPath = resolve(io.cwd, values.log);
+    const { headPath, artifactsDir } = stateDirLayout(resolve(logPath, '..'));
+    return { logPath, headPath: logPath.endsWith('.log') ? `${logPath.slice(0, -4)}.head` : headPath, artifactsDir };
+  }
+  return stateDirLayout(resolve(io.cwd, values.dir ?? DEFAULT_STATE_DIR));
+}
+
+type KeyLookup = { readonly key: ReceiptKey | undefined; readonly error?: string; readonly path: string };
+
+function findKey(explicit: string | undefined, io: Io): KeyLookup {
+  const path = explicit === undefined ? receiptKeyPath(io.env) : resolve(io.cwd, explicit);
+  const loaded = loadReceiptKey(path);
+  if (loaded._tag === 'Right') return { key: loaded.right, path };
+  // No key at the default place is not an error by itself: only logs with receipts need one.
+  if (loaded.left._tag === 'KeyFileMissing' && explicit === undefined) return { key: undefined, path };
+  return { key: undefined, error: describeReceiptKeyError(loaded.left), path };
+}
+
+function describeHead(report: InspectReport): string {
+  const { chain } = report;
+  switch (chain.head._tag) {
+    case 'Absent':
+      return 'no head file';
+    case 'Malformed':
+      return `head file unreadable (${chain.head.reason})`;
+    case 'Present': {
+      const mac = chain.headChecked === 'mac' ? 'MAC checked' : 'MAC not checked (no key)';
+      const lag =
+        chain.framesPastHead > 0 ? `; ${chain.framesPastHead} frame(s) past it (a crash before the head update)` : '';
+      return `head at seq ${chain.head.head.seq} (${mac})${lag}`;
+    }
+  }
+}
+
+function printHuman(io: Io, logPath: string, report: InspectReport): void {
+  const s = io.out;
+  const { chain } = report;
+  writeLine(io.stdout, `${s.bold('log:')} ${logPath} (${chain.frames} frames, ${chain.goodEnd} bytes)`);
+  writeLine(io.stdout, `${s.bold('chain:')} seq 1..${chain.lastSeq} linked; ${describeHead(report)}`);
+  if (chain.tornTail !== undefined) {
+    writeLine(
+      io.stdout,
+      `${s.yellow('torn tail:')} ${chain.tornTail.bytes} bytes after seq ${chain.tornTail.afterSeq} (a crash mid-write, not tampering; ` +
+        'the next writer truncates it under a ledger.recovered frame)',
+    );
+  }
+  writeLine(
+    io.stdout,
+    `${s.bold('checked:')} ${report.receiptsChecked} receipts, ${report.artifactsChecked} artifacts, ${report.kernelEventsChecked} kernel events`,
+  );
+  if (report.replay !== undefined) {
+    const unanswered =
+      report.replay.unanswered.length === 0
+        ? ''
+        : `; no recorded actions for seq ${report.replay.unanswered.join(', ')} (runtime stopped)`;
+    writeLine(
+      io.stdout,
+      `${s.bold('replay:')} ${report.replay.events} events → ${report.replay.actions} actions reproduced, state ${report.replay.finalStateHash.slice(0, 16)}${unanswered}`,
+    );
+  }
+  for (const story of report.tasks) {
+    writeLine(io.stdout);
+    for (const [index, line] of renderStory(story).entries()) writeLine(io.stdout, index === 0 ? s.bold(line) : line);
+  }
+  writeLine(io.stdout);
+  if (report.failure === undefined) writeLine(io.stdout, s.green('intact'));
+}
+
+export const inspectCommand: Command = {
+  name: 'inspect',
+  summary: "Check a ledger (chain, head, receipts, artifacts, replay) and tell each task's story",
+  usage: 'crustcore inspect [--dir DIR | --log FILE] [--task ID] [--replay] [--json] [--key FILE]',
+  run: async (args, io) => {
+    const { values } = parseArgs({
+      args: [...args],
+      options: {
+        dir: { type: 'string' },
+        log: { type: 'string' },
+        task: { type: 'string' },
+        replay: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+        key: { type: 'string' },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+    const paths = ledgerPaths(values, io);
+    if (!existsSync(paths.logPath) || !statSync(paths.logPath).isFile()) {
+      writeLine(io.stderr, `${io.err.red('error:')} no log at ${paths.logPath}`);
+      return ExitCode.usage;
+    }
+    const key = findKey(values.key, io);
+    if (key.error !== undefined) {
+      writeLine(io.stderr, `${io.err.red('error:')} receipt key: ${key.error}`);
+      return ExitCode.usage;
+    }
+    const report = inspectLog({
+      ...paths,
+      ...(key.key === undefined ? {} : { key: key.key }),
+      kernel: kernelReplay(),
+      replay: values.replay === true,
+      ...(values.task === undefined ? {} : { taskId: values.task }),
+    });
+    if (values.json === true) {
+      writeLine(io.stdout, JSON.stringify({ log: paths.logPath, keyPath: key.path, ...report }));
+    } else {
+      printHuman(io, paths.logPath, report);
+    }
+    if (report.failure === undefined) return ExitCode.ok;
+    const f = report.failure;
+    writeLine(io.stderr, `${io.err.red('integrity check failed')} at seq ${f.seq}: ${f.reason} — ${f.detail}`);
+    return ExitCode.integrity;
+  },
+};

@@ -1,0 +1,113 @@
+/**
+ * `crustcore models [--config FILE] [--probe] [--json]`: lists the model
+ * registry (the shipped example, or FILE) and, with --probe, what each
+ * endpoint reports serving. The net pack is loaded only when this command
+ * runs, so the nano CLI carries no provider code.
+ *
+ * Keys: the registry names them by handle (`secret://NAME`); this command
+ * resolves a handle only through the `resolveKey` it is built with. Until the
+ * secrets pack is wired in, keyed providers probe as "secret not available".
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { KeySource, ModelRegistry, ProbeReport } from '@crustcore/net';
+import type { Command } from '../cli/command.js';
+import { UsageError } from '../cli/command.js';
+import { ExitCode } from '../cli/exit-codes.js';
+import { type Io, writeLine } from '../cli/output.js';
+
+export interface ModelsCommandDependencies {
+  /** Maps a key handle's NAME to its secret; undefined when the secret store has none. */
+  readonly resolveKey?: (name: string) => KeySource | undefined;
+}
+
+const USAGE = 'crustcore models [--config FILE] [--probe] [--json]';
+
+function priceText(prices: ModelRegistry['providers'][number]['models'][number]['prices']): string {
+  if (prices === undefined) return 'no price';
+  const cache = [
+    prices.cacheReadPerMillion === undefined ? '' : `cache read $${prices.cacheReadPerMillion}`,
+    prices.cacheWritePerMillion === undefined ? '' : `cache write $${prices.cacheWritePerMillion}`,
+  ].filter((part) => part !== '');
+  return `$${prices.inputPerMillion} in / $${prices.outputPerMillion} out per Mtok${cache.length > 0 ? ` (${cache.join(', ')})` : ''}`;
+}
+
+function probeText(io: Io, report: ProbeReport): string[] {
+  const s = io.out;
+  if (!report.ok) {
+    const error = report.error;
+    return [`    ${s.red('probe failed')}: ${error === undefined ? 'unknown' : `${error._tag} — ${error.message}`}`];
+  }
+  const lines = [`    ${s.green('probe ok')}: endpoint lists ${report.models.length} model(s)`];
+  for (const model of report.configured) {
+    lines.push(`      ${model.listed === true ? s.green('listed    ') : s.yellow('not listed')} ${model.id}`);
+  }
+  return lines;
+}
+
+function humanReport(
+  io: Io,
+  source: string,
+  registry: ModelRegistry,
+  probes: readonly ProbeReport[] | undefined,
+): string {
+  const s = io.out;
+  const lines = [`${s.bold('Model registry')}: ${source}`, `${s.bold('Default role')}: ${registry.defaultRole}`, ''];
+  registry.providers.forEach((provider, index) => {
+    const key = provider.keyName === undefined ? 'no key' : `secret://${provider.keyName}`;
+    lines.push(`${s.cyan(provider.id)}  ${provider.kind}  ${provider.baseUrl}  ${s.dim(key)}`);
+    for (const model of provider.models) {
+      const facts = [
+        model.contextWindow === undefined ? 'context ?' : `context ${model.contextWindow.toLocaleString('en-US')}`,
+        model.tools === undefined ? 'tools ?' : model.tools ? 'tools' : 'no tools',
+        priceText(model.prices),
+        model.roles.length === 0 ? 'no roles' : `roles: ${model.roles.join(', ')}`,
+      ];
+      lines.push(`  ${model.id}  ${s.dim(facts.join(' · '))}`);
+    }
+    const probe = probes?.[index];
+    if (probe !== undefined) lines.push(...probeText(io, probe));
+    lines.push('');
+  });
+  if (probes === undefined) lines.push(s.dim('Beliefs from the registry file. Run with --probe to ask each endpoint.'));
+  return lines.join('\n');
+}
+
+export function createModelsCommand(dependencies: ModelsCommandDependencies = {}): Command {
+  return {
+    name: 'models',
+    summary: 'List the model registry; --probe asks each endpoint what it serves',
+    usage: USAGE,
+    run: async (args: readonly string[], io: Io): Promise<ExitCode> => {
+      const { values, positionals } = parseArgs({
+        args: [...args],
+        options: { config: { type: 'string' }, probe: { type: 'boolean' }, json: { type: 'boolean' } },
+        allowPositionals: true,
+        strict: true,
+      });
+      if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+      const net = await import('@crustcore/net');
+      const source = values.config === undefined ? 'built-in example registry' : resolve(io.cwd, values.config);
+      const loaded = values.config === undefined ? net.defaultRegistry() : await net.readRegistryFile(source);
+      if (loaded._tag === 'Left') {
+        writeLine(io.stderr, `${io.err.red('error:')} invalid model registry (${source}):`);
+        for (const problem of loaded.left.problems) writeLine(io.stderr, `  - ${problem}`);
+        return ExitCode.usage;
+      }
+      const registry = loaded.right;
+      const resolveKey = dependencies.resolveKey ?? ((): KeySource | undefined => undefined);
+      const probes = values.probe === true ? await net.probeRegistry(registry, resolveKey) : undefined;
+      if (values.json === true) {
+        writeLine(
+          io.stdout,
+          JSON.stringify({ source, registry, ...(probes === undefined ? {} : { probes }) }, null, 2),
+        );
+      } else {
+        writeLine(io.stdout, humanReport(io, source, registry, probes));
+      }
+      return ExitCode.ok;
+    },
+  };
+}
+
+export const modelsCommand: Command = createModelsCommand();

@@ -1,0 +1,91 @@
+/**
+ * The task loop's recorder over `@crustcore/ledger`: kernel events become
+ * frames (decoded through the kernel's io-ts codecs first, so a malformed
+ * event is caught before it is written), followed by a `kernel.actions`
+ * frame; notes become informational frames; bytes go to the artifact store.
+ * Every text that leaves through here passes the redactor.
+ */
+import {
+  type Action,
+  decodeKernelEvent,
+  type EventSeq,
+  encodeActions,
+  type Hash32,
+  type Json,
+  type KernelEvent,
+  type TaskId,
+} from '@crustcore/kernel';
+import { ACTIONS_KIND, type ArtifactStore, type LedgerWriter } from '@crustcore/ledger';
+import type { PendingEvent, Recorder } from './ports.js';
+
+export type Redact = (text: string) => string;
+
+export class LedgerRecorder implements Recorder {
+  readonly #writer: LedgerWriter;
+  readonly #artifacts: ArtifactStore;
+  readonly #clockMs: () => number;
+  readonly #redact: Redact;
+
+  constructor(writer: LedgerWriter, artifacts: ArtifactStore, clockMs: () => number, redact: Redact = (t) => t) {
+    this.#writer = writer;
+    this.#artifacts = artifacts;
+    this.#clockMs = clockMs;
+    this.#redact = redact;
+  }
+
+  async appendEvent(pending: PendingEvent): Promise<KernelEvent> {
+    const candidate = JSON.parse(
+      this.#redact(JSON.stringify({ ...pending, seq: this.#writer.nextSeq, at: this.#clockMs() })),
+    );
+    const decoded = decodeKernelEvent(candidate);
+    if (decoded._tag === 'Left') {
+      throw new Error(`runtime built an invalid ${pending.kind} event: ${decoded.left.problems.join('; ')}`);
+    }
+    const event = decoded.right;
+    const ack = await this.#writer.append({
+      kind: event.kind,
+      actor: 'runtime',
+      visibility: 'internal',
+      timestampMs: event.at,
+      ...('taskId' in event ? { taskId: event.taskId } : {}),
+      payload: candidate as Json,
+    });
+    if (ack._tag === 'Left') throw new Error(`ledger append failed: ${JSON.stringify(ack.left)}`);
+    if (ack.right.seq !== event.seq) throw new Error(`ledger seq ${ack.right.seq} != event seq ${event.seq}`);
+    return event;
+  }
+
+  async appendActions(forSeq: EventSeq, actions: readonly Action[], stateHash: Hash32): Promise<void> {
+    const first = actions.find((a) => 'taskId' in a && a.taskId !== null) as { taskId?: TaskId } | undefined;
+    const ack = await this.#writer.append({
+      kind: ACTIONS_KIND,
+      actor: 'kernel',
+      visibility: 'internal',
+      timestampMs: this.#clockMs(),
+      ...(first?.taskId ? { taskId: first.taskId } : {}),
+      payload: { for: forSeq, actions: JSON.parse(encodeActions(actions)) as Json, state: stateHash },
+    });
+    if (ack._tag === 'Left') throw new Error(`ledger append failed: ${JSON.stringify(ack.left)}`);
+  }
+
+  async appendNote(kind: string, taskId: TaskId, payload: Json): Promise<void> {
+    const ack = await this.#writer.append({
+      kind: `note.${kind}`,
+      actor: 'runtime',
+      visibility: 'user',
+      redaction: 'redacted',
+      timestampMs: this.#clockMs(),
+      taskId,
+      payload: JSON.parse(this.#redact(JSON.stringify(payload))) as Json,
+    });
+    if (ack._tag === 'Left') throw new Error(`ledger append failed: ${JSON.stringify(ack.left)}`);
+  }
+
+  async storeArtifact(bytes: Uint8Array | string): Promise<Hash32> {
+    // Text artifacts (logs, transcripts) are redacted; patches are stored as bytes, exactly.
+    const data = typeof bytes === 'string' ? new TextEncoder().encode(this.#redact(bytes)) : bytes;
+    const put = await this.#artifacts.put(data);
+    if (put._tag === 'Left') throw new Error(`artifact store failed: ${put.left._tag}`);
+    return put.right.hash;
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Wires one task end to end on the real packages: the user's repository,
+ * the ledger and artifact store under $CRUSTCORE_HOME, sandbox capabilities,
+ * a backend, the verify session and the task loop. Used by `crustcore run`
+ * and `crustcore demo`.
+ */
+import { join } from 'node:path';
+import type { BudgetName, RiskProfile, TaskId } from '@crustcore/kernel';
+import {
+  ArtifactStore,
+  describeReceiptKeyError,
+  type InspectReport,
+  inspectLog,
+  kernelReplay,
+  LedgerWriter,
+  openReceiptKey,
+} from '@crustcore/ledger';
+import { argvHash, mintSandboxExecCap, type SandboxExecCap } from '@crustcore/sandbox';
+import {
+  type Argv,
+  type CodingBackend,
+  journalDir,
+  openRepository,
+  type Repository,
+  recoverJournals,
+} from '@crustcore/verify';
+import { LedgerRecorder, type Redact } from './ledger-recorder.js';
+import type { ApprovalChannel, Narrator } from './ports.js';
+import type { RuntimeIds } from './runtime-ids.js';
+import { TaskLoop, type TaskOutcome } from './task-loop.js';
+import { VerifySession } from './verify-session.js';
+
+export interface RunTaskOptions {
+  readonly dir: string;
+  readonly goal: string;
+  readonly home: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly verifyArgv: Argv;
+  /** True when a person typed the verify command: that is the approval of its exact argv. */
+  readonly verifyArgvFromUser: boolean;
+  readonly makeBackend: (context: {
+    readonly workerCap: () => SandboxExecCap;
+  }) => CodingBackend | Promise<CodingBackend>;
+  readonly approvals: ApprovalChannel;
+  readonly approvalMode: 'auto' | 'ask' | 'deny';
+  readonly canAsk: boolean;
+  readonly narrator: Narrator;
+  readonly ids: RuntimeIds;
+  readonly taskId: TaskId;
+  readonly profile?: RiskProfile;
+  readonly maxRevisits?: number;
+  readonly limits?: Partial<Record<BudgetName, number>>;
+  readonly commitMode?: boolean;
+  readonly ref?: string;
+  readonly clockMs?: () => number;
+  readonly redact?: Redact;
+  readonly verifyTimeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface RunTaskResult {
+  readonly outcome: TaskOutcome;
+  readonly repo: Repository;
+  readonly projectDir: string;
+  readonly logPath: string;
+  readonly verifiedEvidence: Record<string, unknown> | null;
+  readonly inspect: InspectReport | null;
+}
+
+/** A setup problem the user can fix; the message says how. */
+export class SetupError extends Error {
+  override readonly name = 'SetupError';
+}
+
+export const projectDirOf = (home: string, repo: Repository): string => join(home, 'projects', repo.repoId);
+
+export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
+  const clockMs = options.clockMs ?? Date.now;
+  const opened = await openRepository(options.dir);
+  if (opened._tag === 'Left') {
+    throw new SetupError(
+      `${options.dir} is not a git repository (${opened.left.message}). Run "git init" there, or pass --dir.`,
+    );
+  }
+  const repo = opened.right;
+  // Finish any apply a crash interrupted before touching the tree again.
+  const recovered = recoverJournals({ journalRoot: journalDir(options.home) });
+  if (recovered._tag === 'Left')
+    throw new SetupError(`apply journal recovery failed: ${JSON.stringify(recovered.left)}. Run "crustcore recover".`);
+
+  const key = openReceiptKey({ ...options.env, CRUSTCORE_HOME: options.home });
+  if (key._tag === 'Left') throw new SetupError(describeReceiptKeyError(key.left));
+  const projectDir = projectDirOf(options.home, repo);
+  const logPath = join(projectDir, 'events.log');
+  const writer = await LedgerWriter.open({ logPath, mode: 'durable', key: key.right, clockMs });
+  if (writer._tag === 'Left') {
+    throw new SetupError(
+      `cannot open the event log ${logPath}: ${JSON.stringify(writer.left)}. Run "crustcore inspect --dir ${projectDir}".`,
+    );
+  }
+  const artifacts = new ArtifactStore(join(projectDir, 'artifacts'));
+  const recorder = new LedgerRecorder(writer.right, artifacts, clockMs, options.redact);
+
+  const verifyCap = mintSandboxExecCap('verify');
+  if (verifyCap._tag === 'Left') throw new SetupError(`sandbox: ${verifyCap.left.message}. Run "crustcore doctor".`);
+  const workerCap = (): SandboxExecCap => {
+    const cap = mintSandboxExecCap('worker');
+    if (cap._tag === 'Left') throw new SetupError(`sandbox: ${cap.left.message}. Run "crustcore doctor".`);
+    return cap.right;
+  };
+  let outcome: TaskOutcome;
+  let session: VerifySession | null = null;
+  try {
+    const backend = await options.makeBackend({ workerCap });
+    session = new VerifySession({
+      repo,
+      taskId: options.taskId,
+      goal: options.goal,
+      home: options.home,
+      backend,
+      verifyArgv: options.verifyArgv,
+      verifyCap: verifyCap.right,
+      recorder,
+      clockMs,
+      commitMode: options.commitMode ?? false,
+      ...(options.verifyArgvFromUser ? { approvedArgvHashes: new Set([argvHash(options.verifyArgv)]) } : {}),
+      ...(options.ref === undefined ? {} : { ref: options.ref }),
+      ...(options.verifyTimeoutMs === undefined ? {} : { verifyTimeoutMs: options.verifyTimeoutMs }),
+    });
+    const loop = new TaskLoop(
+      {
+        taskId: options.taskId,
+        goal: options.goal,
+        profile: options.profile ?? 'supervised',
+        approvalMode: options.approvalMode,
+        canAsk: options.canAsk,
+        maxRevisits: options.maxRevisits ?? 3,
+        ...(options.limits ? { limits: options.limits } : {}),
+      },
+      {
+        recorder,
+        workspace: session,
+        attempts: session,
+        verifier: session,
+        approvals: options.approvals,
+        integrator: session,
+        narrator: options.narrator,
+        ids: options.ids,
+      },
+    );
+    const onAbort = (): void => void loop.cancel('interrupted by the user').catch(() => undefined);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    outcome = await loop.run();
+    options.signal?.removeEventListener('abort', onAbort);
+  } finally {
+    await writer.right.close();
+  }
+  const verified = session?.verified ?? null;
+  let inspect: InspectReport | null = null;
+  try {
+    inspect = inspectLog({
+      logPath,
+      artifactsDir: join(projectDir, 'artifacts'),
+      key: key.right,
+      kernel: kernelReplay(),
+      replay: true,
+    });
+  } catch {
+    inspect = null;
+  }
+  return {
+    outcome,
+    repo,
+    projectDir,
+    logPath,
+    verifiedEvidence:
+      verified === null ? null : (JSON.parse(JSON.stringify(verified.evidence())) as Record<string, unknown>),
+    inspect,
+  };
+}

@@ -1,0 +1,362 @@
+/**
+ * Binds the task loop's ports to `@crustcore/verify`: one task worktree for
+ * the backend, a fresh worktree per verification, the apply journal (or a
+ * commit on a new branch) for integration. Holds what one task has produced
+ * so far: the unverified patch, the VerifiedPatch (minted only by verify),
+ * the last rich diagnosis, and the baseline test counts.
+ */
+import type { Approved, Hash32, Diagnosis as KernelDiagnosis } from '@crustcore/kernel';
+import type { SandboxExecCap } from '@crustcore/sandbox';
+import {
+  type Argv,
+  applyVerifiedPatch,
+  type BaselineRun,
+  type CodingBackend,
+  commitVerifiedPatch,
+  createTaskWorktree,
+  type Diagnosis,
+  type Repository,
+  removeTaskWorktree,
+  runBaselineVerify,
+  type TaskWorktree,
+  type UnverifiedPatch,
+  type VerifiedPatch,
+  type VerifyRun,
+  verifyPatch,
+} from '@crustcore/verify';
+import type {
+  AttemptResult,
+  Attempts,
+  CommandRecord,
+  IntegrationResult,
+  Integrator,
+  Recorder,
+  Verifier,
+  VerifyOutcome,
+  Workspace,
+} from './ports.js';
+
+export interface VerifySessionOptions {
+  readonly repo: Repository;
+  readonly taskId: string;
+  readonly goal: string;
+  readonly home: string;
+  readonly backend: CodingBackend;
+  readonly verifyArgv: Argv;
+  readonly verifyCap: SandboxExecCap;
+  readonly recorder: Recorder;
+  readonly clockMs: () => number;
+  /** `--commit`: integrate as a commit on crustcore/<task> instead of writing the working tree. */
+  readonly commitMode: boolean;
+  readonly ref?: string;
+  readonly maxSeconds?: number;
+  readonly verifyTimeoutMs?: number;
+  /** Hashes of verify argvs a person approved (typing `--verify` is that approval). */
+  readonly approvedArgvHashes?: ReadonlySet<string>;
+  /** Run the verify command on the base first, so fewer tests after the patch is caught. */
+  readonly baseline?: boolean;
+}
+
+const bytesOf = (text: string): number => Buffer.byteLength(text);
+
+const describeIntegrateError = (e: object & { readonly _tag: string }): string =>
+  'message' in e && typeof e.message === 'string'
+    ? e.message
+    : 'reason' in e && typeof e.reason === 'string'
+      ? `${e._tag}: ${e.reason}`
+      : e._tag;
+
+export class VerifySession implements Workspace, Attempts, Verifier, Integrator {
+  readonly #o: VerifySessionOptions;
+  #worktree: TaskWorktree | null = null;
+  #patch: UnverifiedPatch | null = null;
+  #verified: VerifiedPatch | null = null;
+  #diagnosis: Diagnosis | null = null;
+  #baseline: BaselineRun | null = null;
+  #cleaned = false;
+
+  constructor(options: VerifySessionOptions) {
+    this.#o = options;
+  }
+
+  get worktree(): TaskWorktree | null {
+    return this.#worktree;
+  }
+  get lastDiagnosis(): Diagnosis | null {
+    return this.#diagnosis;
+  }
+  get verified(): VerifiedPatch | null {
+    return this.#verified;
+  }
+
+  async prepare(): Promise<{ baseCommit: string; worktreePath: string }> {
+    const created = await createTaskWorktree({
+      repo: this.#o.repo,
+      taskId: this.#o.taskId,
+      purpose: 'task',
+      home: this.#o.home,
+      nowMs: this.#o.clockMs(),
+      ...(this.#o.ref === undefined ? {} : { ref: this.#o.ref }),
+    });
+    if (created._tag === 'Left') throw new Error(`could not create the task worktree: ${created.left.message}`);
+    this.#worktree = created.right;
+    return { baseCommit: created.right.baseCommit, worktreePath: created.right.path };
+  }
+
+  async cleanup(): Promise<void> {
+    if (this.#cleaned) return;
+    this.#cleaned = true;
+    if (this.#worktree !== null) await removeTaskWorktree(this.#worktree);
+  }
+
+  async #storeRun(run: VerifyRun, purpose: CommandRecord['purpose']): Promise<CommandRecord> {
+    const stdoutArtifact = run.stdoutText ? await this.#o.recorder.storeArtifact(run.stdoutText) : undefined;
+    const stderrArtifact = run.stderrText ? await this.#o.recorder.storeArtifact(run.stderrText) : undefined;
+    return {
+      argv: run.argv,
+      exitCode: run.exitCode,
+      outputBytes: bytesOf(run.stdoutText) + bytesOf(run.stderrText),
+      durationMs: run.durationMs,
+      timedOut: run.timedOut,
+      purpose,
+      ...(stdoutArtifact ? { stdoutArtifact } : {}),
+      ...(stderrArtifact ? { stderrArtifact } : {}),
+    };
+  }
+
+  async run(attempt: number, _diagnosis: KernelDiagnosis | null, signal: AbortSignal): Promise<AttemptResult> {
+    const worktree = this.#worktree;
+    if (worktree === null) throw new Error('attempt before the workspace was prepared');
+    const commands: CommandRecord[] = [];
+    if (attempt === 1 && this.#o.baseline !== false && this.#baseline === null) {
+      const base = await runBaselineVerify(this.#o.verifyCap, {
+        repo: this.#o.repo,
+        taskId: this.#o.taskId,
+        argv: this.#o.verifyArgv,
+        baseCommit: worktree.baseCommit,
+        home: this.#o.home,
+        signal,
+        nowMs: this.#o.clockMs(),
+        ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
+        ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
+      });
+      if (base._tag === 'Right') {
+        this.#baseline = base.right;
+        commands.push(await this.#storeRun(base.right.run, 'baseline'));
+      }
+    }
+    const result = await this.#o.backend.run(
+      {
+        taskId: this.#o.taskId,
+        goal: this.#o.goal,
+        attempt,
+        previousDiagnosis: this.#diagnosis,
+        allowedRoots: [],
+        forbiddenPaths: [],
+        maxSeconds: this.#o.maxSeconds ?? 1_800,
+        maxOutputBytes: 50 * 1024 * 1024,
+      },
+      { worktree, signal, home: this.#o.home },
+    );
+    const transcript = `${result.transcript.stdoutText}${result.transcript.stderrText ? `\n--- stderr ---\n${result.transcript.stderrText}` : ''}`;
+    const transcriptArtifact = transcript.trim() ? await this.#o.recorder.storeArtifact(transcript) : undefined;
+    if (result.failure === null || result.exit.exitCode !== null) {
+      commands.push({
+        argv: [result.backend],
+        exitCode: result.exit.exitCode,
+        outputBytes: result.transcript.stdoutBytes + result.transcript.stderrBytes,
+        durationMs: result.exit.durationMs,
+        timedOut: result.exit.timedOut,
+        purpose: 'worker',
+        ...(transcriptArtifact ? { stdoutArtifact: transcriptArtifact } : {}),
+      });
+    }
+    await this.#o.recorder.appendNote('backend.result', this.#o.taskId as never, {
+      backend: result.backend,
+      attempt,
+      summary: result.summary.slice(0, 2_000),
+      selfClaimedDone: result.selfClaimedDone,
+      workerRisks: [...result.workerRisks],
+      failure: result.failure,
+      ...(transcriptArtifact ? { transcriptArtifact } : {}),
+    });
+    const outcome = result.patch;
+    if (result.failure !== null && outcome._tag === 'NoChanges') {
+      return {
+        kind: 'no-patch',
+        category: 'worker-failed',
+        summary: result.failure,
+        selfClaimedDone: result.selfClaimedDone,
+        commands,
+      };
+    }
+    switch (outcome._tag) {
+      case 'NoChanges':
+        return {
+          kind: 'no-patch',
+          category: 'no-changes',
+          summary: result.selfClaimedDone
+            ? 'the worker claimed it was done but changed nothing'
+            : 'the worker changed nothing',
+          selfClaimedDone: result.selfClaimedDone,
+          commands,
+        };
+      case 'Rejected':
+        return {
+          kind: 'no-patch',
+          category: 'patch-rejected',
+          summary: outcome.rejection.problems
+            .map((p) => `${p.reason}: ${p.path}`)
+            .join('; ')
+            .slice(0, 2_000),
+          selfClaimedDone: result.selfClaimedDone,
+          commands,
+        };
+      case 'ExtractFailed':
+        return {
+          kind: 'no-patch',
+          category: 'extract-failed',
+          summary: outcome.message,
+          selfClaimedDone: result.selfClaimedDone,
+          commands,
+        };
+      case 'Patch': {
+        const patch = outcome.patch;
+        this.#patch = patch;
+        await this.#o.recorder.storeArtifact(patch.bytes);
+        return {
+          kind: 'patch',
+          patchHash: patch.sha256 as Hash32,
+          filesChanged: patch.files.length,
+          selfClaimedDone: result.selfClaimedDone,
+          risks: [...new Set(result.risks.filter((r) => r.severity !== 'info').map((r) => r.kind))],
+          summary: result.summary,
+          files: patch.files.map((f) => ({ path: f.path, status: f.status, fileClass: f.fileClass })),
+          commands,
+        };
+      }
+    }
+  }
+
+  async verify(patchHash: Hash32, signal: AbortSignal): Promise<VerifyOutcome> {
+    const patch = this.#patch;
+    if (patch === null || patch.sha256 !== patchHash)
+      throw new Error('verify asked for a patch this task did not produce');
+    const outcome = await verifyPatch(this.#o.verifyCap, {
+      repo: this.#o.repo,
+      taskId: this.#o.taskId,
+      patch,
+      argv: this.#o.verifyArgv,
+      nowMs: this.#o.clockMs(),
+      baseline: this.#baseline,
+      home: this.#o.home,
+      signal,
+      ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
+      ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
+    });
+    if (outcome._tag === 'Left') {
+      const e = outcome.left;
+      return {
+        kind: 'failed',
+        category: `verify-${e._tag}`,
+        summary: describeIntegrateError(e),
+        failingTests: [],
+        firstError: null,
+        command: null,
+      };
+    }
+    const run = outcome.right.run;
+    const command = await this.#storeRun(run, 'verify');
+    if (outcome.right._tag === 'Failed') {
+      const d = outcome.right.diagnosis;
+      this.#diagnosis = d;
+      const where = d.firstErrorLocation ? ` at ${d.firstErrorLocation.file}:${d.firstErrorLocation.line ?? '?'}` : '';
+      const expected =
+        d.expected !== null && d.received !== null ? ` (expected ${d.expected}, received ${d.received})` : '';
+      return {
+        kind: 'failed',
+        category: d.kind,
+        summary: `${d.summary}${expected}${where}`.slice(0, 2_000),
+        failingTests: d.failingTests,
+        firstError: d.firstErrorLocation ? `${d.firstErrorLocation.file}:${d.firstErrorLocation.line ?? '?'}` : null,
+        command,
+      };
+    }
+    const verified = outcome.right.verified;
+    this.#verified = verified;
+    this.#diagnosis = null;
+    const evidence = verified.evidence();
+    await this.#o.recorder.appendNote('verify.evidence', this.#o.taskId as never, JSON.parse(JSON.stringify(evidence)));
+    return {
+      kind: 'passed',
+      treeHash: await this.#treeHash(verified),
+      baseCommit: verified.baseCommit,
+      argv: verified.argv,
+      profile: verified.profile,
+      stdoutHash: run.stdoutSha256 as Hash32,
+      stderrHash: run.stderrSha256 as Hash32,
+      risks: [...new Set(verified.risks.filter((r) => r.severity !== 'info').map((r) => r.kind))],
+      testsRun: run.testCounts?.total ?? null,
+      command,
+    };
+  }
+
+  /** Git tree ids are SHA-1; the kernel's tree hash is SHA-256 of the tree id and patch hash, binding both. */
+  async #treeHash(verified: VerifiedPatch): Promise<Hash32> {
+    const { createHash } = await import('node:crypto');
+    return createHash('sha256')
+      .update(`git-tree:${verified.treeId}\npatch:${verified.patchSha256}`)
+      .digest('hex') as Hash32;
+  }
+
+  async diffText(patchHash: Hash32): Promise<string | null> {
+    const patch = this.#patch;
+    if (patch === null || patch.sha256 !== patchHash) return null;
+    return Buffer.from(patch.bytes).toString('utf8');
+  }
+
+  async apply(approved: Approved, patchHash: Hash32): Promise<IntegrationResult> {
+    const verified = this.#verified;
+    if (verified === null || verified.patchSha256 !== patchHash) {
+      return { kind: 'failed', reason: 'approval', detail: 'no verified patch matches the approval' };
+    }
+    if (approved.value.op !== 'integrate' || approved.value.patchHash !== patchHash) {
+      return { kind: 'failed', reason: 'approval', detail: 'the approval is for another operation' };
+    }
+    // Single use: the token is spent right before the write.
+    const consumed = approved.consume();
+    if (consumed._tag === 'Left') return { kind: 'failed', reason: 'approval', detail: 'approval already used' };
+    if (this.#o.commitMode) {
+      const committed = await commitVerifiedPatch(verified, { repo: this.#o.repo, nowMs: this.#o.clockMs() });
+      if (committed._tag === 'Left')
+        return { kind: 'failed', reason: 'io', detail: describeIntegrateError(committed.left) };
+      return {
+        kind: 'applied',
+        journalId: `commit ${committed.right.commit.slice(0, 12)} on ${committed.right.branch}`,
+        detail: committed.right.branch,
+      };
+    }
+    const applied = await applyVerifiedPatch(verified, {
+      repo: this.#o.repo,
+      home: this.#o.home,
+      nowMs: this.#o.clockMs(),
+    });
+    if (applied._tag === 'Left') {
+      const e = applied.left;
+      if (e._tag === 'Drift') {
+        const files = e.drifted.map((d) => d.path).join(', ');
+        return {
+          kind: 'failed',
+          reason: 'drift',
+          detail: `your tree changed since the base: ${files}; nothing was written`,
+        };
+      }
+      return { kind: 'failed', reason: 'io', detail: describeIntegrateError(e) };
+    }
+    return {
+      kind: 'applied',
+      journalId: `journal ${applied.right.journalId}`,
+      detail: `${applied.right.paths.length} file(s)`,
+    };
+  }
+}
