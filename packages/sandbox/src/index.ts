@@ -1,1 +1,73 @@
-export const packageName = '@crustcore/sandbox';
+/**
+ * @crustcore/sandbox — the one process runner, the bubblewrap and process-jail
+ * backends, the environment sanitizer, resource limits and command policy.
+ */
+export { type BubblewrapPlan, bubblewrapArgv } from './backend/bubblewrap-argv.js';
+export {
+  mintSandboxExecCap,
+  type SandboxCapError,
+  type SandboxCapOptions,
+  SandboxExecCap,
+} from './capability/sandbox-exec-cap.js';
+export {
+  type DroppedEnvVar,
+  type EnvContext,
+  type EnvDropReason,
+  isDangerousEnvName,
+  type SanitizedEnv,
+  sanitizeEnvironment,
+} from './env/sanitize-env.js';
+export { looksLikeSecretName, looksLikeSecretValue } from './env/secret-shape.js';
+export {
+  type BindMode,
+  type ExtraBind,
+  type ExtraBindRequest,
+  MAX_EXTRA_BINDS,
+  SANDBOX_HOME,
+} from './mount/extra-bind.js';
+export { ETC_ENTRIES } from './mount/host-layout.js';
+export { shellUse } from './policy/shell-detection.js';
+export {
+  argvHash,
+  classifyVerifyCommand,
+  decideSandboxCommand,
+  type SandboxCommandDecision,
+  type TestRunnerKind,
+  type VerifyCommandClass,
+} from './policy/verify-command.js';
+export {
+  type BackendStatus,
+  diagnoseBubblewrapFailure,
+  probeSandbox,
+  readUserNamespaceSwitches,
+  type SandboxProbe,
+  type SandboxProblem,
+  type UserNamespaceSwitches,
+} from './probe/probe-sandbox.js';
+export {
+  type EnvironmentPolicy,
+  isSandboxProfileName,
+  type ResourceLimits,
+  SANDBOX_PROFILE_NAMES,
+  SANDBOX_PROFILES,
+  type SandboxBackendKind,
+  type SandboxProfile,
+  type SandboxProfileName,
+} from './profile/sandbox-profile.js';
+export {
+  type ProcessLimitEnforcement,
+  runSandboxed,
+  type SandboxedResult,
+  type SandboxIsolation,
+  type SandboxRefusal,
+  type SandboxRunSpec,
+} from './run-sandboxed.js';
+export type { CapturedStream } from './runner/captured-stream.js';
+export {
+  KILL_GRACE_MS,
+  type ProcessResult,
+  type ProcessSpec,
+  type ProcessStartError,
+  type ProcessStartFailure,
+  runTrustedHostCommand,
+} from './runner/process-runner.js';

@@ -84,7 +84,8 @@ export type VerifyOutcome =
       readonly stderrHash: Hash32;
       readonly risks: readonly string[];
       readonly testsRun: number | null;
-      readonly command: CommandRecord;
+      /** Commands run for this verification (the baseline run on the base first, when there was one). */
+      readonly commands: readonly CommandRecord[];
     }
   | {
       readonly kind: 'failed';
@@ -92,7 +93,7 @@ export type VerifyOutcome =
       readonly summary: string;
       readonly failingTests: readonly string[];
       readonly firstError: string | null;
-      readonly command: CommandRecord | null;
+      readonly commands: readonly CommandRecord[];
     };
 
 export interface Verifier {

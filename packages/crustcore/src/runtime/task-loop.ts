@@ -296,7 +296,7 @@ export class TaskLoop {
   async #verify(patchHash: Hash32): Promise<PendingEvent[]> {
     const taskId = this.#spec.taskId;
     const outcome = await this.#ports.verifier.verify(patchHash, this.#abort.signal);
-    if (outcome.command !== null) await this.#commandEvents([outcome.command]);
+    await this.#commandEvents(outcome.commands);
     if (this.#finished !== null) return [];
     if (outcome.kind === 'failed') {
       this.#verifyFailed = true;

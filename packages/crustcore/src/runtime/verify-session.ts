@@ -73,6 +73,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
   #verified: VerifiedPatch | null = null;
   #diagnosis: Diagnosis | null = null;
   #baseline: BaselineRun | null = null;
+  /** The baseline runs on the base while the backend works; verify awaits it. */
+  #baselineRun: Promise<CommandRecord | null> | null = null;
   #cleaned = false;
 
   constructor(options: VerifySessionOptions) {
@@ -128,22 +130,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     const worktree = this.#worktree;
     if (worktree === null) throw new Error('attempt before the workspace was prepared');
     const commands: CommandRecord[] = [];
-    if (attempt === 1 && this.#o.baseline !== false && this.#baseline === null) {
-      const base = await runBaselineVerify(this.#o.verifyCap, {
-        repo: this.#o.repo,
-        taskId: this.#o.taskId,
-        argv: this.#o.verifyArgv,
-        baseCommit: worktree.baseCommit,
-        home: this.#o.home,
-        signal,
-        nowMs: this.#o.clockMs(),
-        ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
-        ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
-      });
-      if (base._tag === 'Right') {
-        this.#baseline = base.right;
-        commands.push(await this.#storeRun(base.right.run, 'baseline'));
-      }
+    if (attempt === 1 && this.#o.baseline !== false && this.#baselineRun === null) {
+      this.#baselineRun = this.#runBaseline(worktree.baseCommit, signal).catch(() => null);
     }
     const result = await this.#o.backend.run(
       {
@@ -154,7 +142,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
         allowedRoots: [],
         forbiddenPaths: [],
         maxSeconds: this.#o.maxSeconds ?? 1_800,
-        maxOutputBytes: 50 * 1024 * 1024,
+        maxOutputBytes: 16 * 1024 * 1024,
       },
       { worktree, signal, home: this.#o.home },
     );
@@ -238,7 +226,30 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     }
   }
 
+  async #runBaseline(baseCommit: string, signal: AbortSignal): Promise<CommandRecord | null> {
+    const base = await runBaselineVerify(this.#o.verifyCap, {
+      repo: this.#o.repo,
+      taskId: this.#o.taskId,
+      argv: this.#o.verifyArgv,
+      baseCommit,
+      home: this.#o.home,
+      signal,
+      nowMs: this.#o.clockMs(),
+      ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
+      ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
+    });
+    if (base._tag === 'Left') return null;
+    this.#baseline = base.right;
+    return this.#storeRun(base.right.run, 'baseline');
+  }
+
   async verify(patchHash: Hash32, signal: AbortSignal): Promise<VerifyOutcome> {
+    const commands: CommandRecord[] = [];
+    if (this.#baselineRun !== null) {
+      const baseline = await this.#baselineRun;
+      this.#baselineRun = Promise.resolve(null);
+      if (baseline !== null) commands.push(baseline);
+    }
     const patch = this.#patch;
     if (patch === null || patch.sha256 !== patchHash)
       throw new Error('verify asked for a patch this task did not produce');
@@ -262,11 +273,11 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
         summary: describeIntegrateError(e),
         failingTests: [],
         firstError: null,
-        command: null,
+        commands,
       };
     }
     const run = outcome.right.run;
-    const command = await this.#storeRun(run, 'verify');
+    commands.push(await this.#storeRun(run, 'verify'));
     if (outcome.right._tag === 'Failed') {
       const d = outcome.right.diagnosis;
       this.#diagnosis = d;
@@ -279,7 +290,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
         summary: `${d.summary}${expected}${where}`.slice(0, 2_000),
         failingTests: d.failingTests,
         firstError: d.firstErrorLocation ? `${d.firstErrorLocation.file}:${d.firstErrorLocation.line ?? '?'}` : null,
-        command,
+        commands,
       };
     }
     const verified = outcome.right.verified;
@@ -297,7 +308,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
       stderrHash: run.stderrSha256 as Hash32,
       risks: [...new Set(verified.risks.filter((r) => r.severity !== 'info').map((r) => r.kind))],
       testsRun: run.testCounts?.total ?? null,
-      command,
+      commands,
     };
   }
 

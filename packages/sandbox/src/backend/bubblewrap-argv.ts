@@ -1,0 +1,56 @@
+/**
+ * The bubblewrap command line for one run. Order matters: bwrap applies
+ * mounts in argument order, so tmpfs mounts come before anything bound below
+ * them, and `--remount-ro /` comes last so only the explicit writable mounts
+ * (worktree, /tmp, HOME, read-write extra binds) accept writes.
+ */
+
+import { type ExtraBind, SANDBOX_HOME } from '../mount/extra-bind.js';
+import { ETC_ENTRIES, NETWORK_ETC_ENTRIES, systemMounts } from '../mount/host-layout.js';
+
+/** Everything bwrap needs to know for one run. */
+export interface BubblewrapPlan {
+  readonly bwrapPath: string;
+  /** Real path; bound read-write at the same path inside. */
+  readonly worktreeRoot: string;
+  /** Real path inside the worktree. */
+  readonly cwd: string;
+  readonly network: 'none' | 'host';
+  readonly extraBinds: readonly ExtraBind[];
+  /** argv of the sandboxed program. */
+  readonly command: readonly string[];
+}
+
+/** Full argv: `[bwrap, …options, '--', …command]`. */
+export function bubblewrapArgv(plan: BubblewrapPlan): string[] {
+  const args: string[] = [
+    plan.bwrapPath,
+    // New user, pid, ipc, uts, cgroup and network namespaces.
+    '--unshare-all',
+    ...(plan.network === 'host' ? ['--share-net'] : []),
+    // The sandbox dies when its supervisor (this run) dies.
+    '--die-with-parent',
+    // A new session: no controlling terminal, so TIOCSTI cannot push keystrokes to ours.
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--hostname',
+    'crustcore-sandbox',
+  ];
+  for (const mount of systemMounts()) {
+    if (mount.kind === 'symlink') args.push('--symlink', mount.target, mount.path);
+    else args.push('--ro-bind', mount.path, mount.path);
+  }
+  for (const entry of ETC_ENTRIES) args.push('--ro-bind-try', entry, entry);
+  if (plan.network === 'host') for (const entry of NETWORK_ETC_ENTRIES) args.push('--ro-bind-try', entry, entry);
+  args.push('--dev', '/dev', '--proc', '/proc');
+  // tmpfs first: a bind below /tmp placed before it would be hidden.
+  args.push('--tmpfs', '/tmp');
+  if (!plan.extraBinds.some((bind) => bind.target === SANDBOX_HOME)) args.push('--tmpfs', SANDBOX_HOME);
+  args.push('--bind', plan.worktreeRoot, plan.worktreeRoot);
+  // Parents before children, so a bind into a bound directory is not hidden.
+  const binds = [...plan.extraBinds].sort((a, b) => a.target.length - b.target.length);
+  for (const bind of binds) args.push(bind.mode === 'read-write' ? '--bind' : '--ro-bind', bind.source, bind.target);
+  args.push('--remount-ro', '/', '--chdir', plan.cwd, '--', ...plan.command);
+  return args;
+}

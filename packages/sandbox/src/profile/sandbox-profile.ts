@@ -1,0 +1,215 @@
+/**
+ * Named sandbox profiles. A profile is the whole policy of a run: which
+ * backends may carry it, network, shell, extra binds, environment names and
+ * resource limits. Callers pick a profile by name; they can only tighten it.
+ * docs/sandbox.md documents every value here — keep the two in step.
+ */
+
+/** The four profiles. */
+export type SandboxProfileName = 'verify' | 'build' | 'worker' | 'hostile';
+
+/** `bubblewrap`: namespaces. `process-jail`: weaker, only when chosen explicitly. */
+export type SandboxBackendKind = 'bubblewrap' | 'process-jail';
+
+/** Kernel resource limits applied with prlimit (and a pids cgroup for `processes` as root). */
+export interface ResourceLimits {
+  /** RLIMIT_AS. Below ≈ 1 GiB Node cannot start, so profiles stay well above that. */
+  readonly addressSpaceBytes: number;
+  /** RLIMIT_CPU in seconds (soft; the hard limit is 5 s later). */
+  readonly cpuSeconds: number;
+  /** Processes and threads: pids cgroup `pids.max` as root, RLIMIT_NPROC otherwise. */
+  readonly processes: number;
+  /** RLIMIT_FSIZE: the largest file the run may write. */
+  readonly fileSizeBytes: number;
+  /** RLIMIT_NOFILE. */
+  readonly openFiles: number;
+}
+
+/** Which extra environment variable names a caller may pass. */
+export interface EnvironmentPolicy {
+  /** Exact names allowed. */
+  readonly names: readonly string[];
+  /** Name prefixes allowed (`VITEST_`). */
+  readonly prefixes: readonly string[];
+  /**
+   * Names that look like credentials but carry a placeholder for a proxy
+   * (`ANTHROPIC_API_KEY` for a worker talking to the model proxy). The value
+   * must still not look like a real secret.
+   */
+  readonly placeholderSecretNames: readonly string[];
+}
+
+/** A complete, named run policy. */
+export interface SandboxProfile {
+  readonly name: SandboxProfileName;
+  readonly summary: string;
+  /** `none`: own network namespace with only loopback. `host`: shares the host network. */
+  readonly network: 'none' | 'host';
+  /** Whether argv may start a shell (`sh -c …`, `bash script`). */
+  readonly allowShell: boolean;
+  /**
+   * Whether any argv may run. When false (verify), only recognized test
+   * runners run without an approval of the exact argv.
+   */
+  readonly permitsAnyCommand: boolean;
+  /** Whether the capability may carry caller-chosen extra binds (sockets, a throwaway HOME). */
+  readonly allowExtraBinds: boolean;
+  /** Whether PATH-like variables may name directories inside the worktree. */
+  readonly allowWorktreeInPathLists: boolean;
+  /** Backends allowed to carry this profile; the first is the default. */
+  readonly backends: readonly [SandboxBackendKind, ...SandboxBackendKind[]];
+  readonly limits: ResourceLimits;
+  readonly defaultTimeoutMs: number;
+  readonly maxTimeoutMs: number;
+  /** Per-stream output budget. */
+  readonly maxOutputBytes: number;
+  /** Fixed variables every run gets (besides PATH, HOME, TMPDIR). */
+  readonly baseEnv: Readonly<Record<string, string>>;
+  readonly envPolicy: EnvironmentPolicy;
+}
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const GiB = 1024 * MiB;
+const minute = 60_000;
+
+const testRunnerNames = [
+  'CI',
+  'NODE_ENV',
+  'NO_COLOR',
+  'FORCE_COLOR',
+  'TZ',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'PATH',
+  'NODE_PATH',
+  'PYTHONPATH',
+  'PYTHONDONTWRITEBYTECODE',
+  'PYTHONHASHSEED',
+  'PYTHONUNBUFFERED',
+  'PYTEST_ADDOPTS',
+  'RUST_BACKTRACE',
+  'CARGO_TERM_COLOR',
+  'CARGO_NET_OFFLINE',
+  'GOFLAGS',
+  'GOPATH',
+  'GOCACHE',
+  'GOMODCACHE',
+  'GOPROXY',
+  'GO111MODULE',
+  'GOTOOLCHAIN',
+  'CGO_ENABLED',
+  'DEBUG',
+] as const;
+const testRunnerPrefixes = ['VITEST_', 'JEST_', 'MOCHA_'] as const;
+
+/** The built-in profiles. Frozen; callers tighten limits per capability. */
+export const SANDBOX_PROFILES: Readonly<Record<SandboxProfileName, SandboxProfile>> = Object.freeze({
+  verify: {
+    name: 'verify',
+    permitsAnyCommand: false,
+    summary: 'Run a recognized test command on a task worktree: no network, no shell, moderate limits.',
+    network: 'none',
+    allowShell: false,
+    allowExtraBinds: false,
+    allowWorktreeInPathLists: false,
+    backends: ['bubblewrap', 'process-jail'],
+    limits: { addressSpaceBytes: 16 * GiB, cpuSeconds: 600, processes: 256, fileSizeBytes: 1 * GiB, openFiles: 4096 },
+    defaultTimeoutMs: 10 * minute,
+    maxTimeoutMs: 60 * minute,
+    maxOutputBytes: 4 * MiB,
+    baseEnv: { CI: '1', NO_COLOR: '1', LANG: 'C.UTF-8' },
+    envPolicy: { names: testRunnerNames, prefixes: testRunnerPrefixes, placeholderSecretNames: [] },
+  },
+  build: {
+    name: 'build',
+    permitsAnyCommand: true,
+    summary: 'Builds and scripts on a task worktree: no network, shell allowed, larger limits.',
+    network: 'none',
+    allowShell: true,
+    allowExtraBinds: false,
+    allowWorktreeInPathLists: true,
+    backends: ['bubblewrap', 'process-jail'],
+    limits: { addressSpaceBytes: 16 * GiB, cpuSeconds: 1800, processes: 512, fileSizeBytes: 4 * GiB, openFiles: 8192 },
+    defaultTimeoutMs: 20 * minute,
+    maxTimeoutMs: 120 * minute,
+    maxOutputBytes: 8 * MiB,
+    baseEnv: { CI: '1', NO_COLOR: '1', LANG: 'C.UTF-8' },
+    envPolicy: {
+      names: [...testRunnerNames, 'MAKEFLAGS', 'CC', 'CXX', 'CFLAGS', 'CXXFLAGS', 'LDFLAGS', 'CPPFLAGS'],
+      prefixes: testRunnerPrefixes,
+      placeholderSecretNames: [],
+    },
+  },
+  worker: {
+    name: 'worker',
+    permitsAnyCommand: true,
+    summary:
+      'External agent CLIs (Codex, Claude Code): no network except caller-bound sockets (model proxy), shell allowed, long runs.',
+    network: 'none',
+    allowShell: true,
+    allowExtraBinds: true,
+    allowWorktreeInPathLists: true,
+    backends: ['bubblewrap', 'process-jail'],
+    limits: { addressSpaceBytes: 32 * GiB, cpuSeconds: 3600, processes: 512, fileSizeBytes: 2 * GiB, openFiles: 8192 },
+    defaultTimeoutMs: 30 * minute,
+    maxTimeoutMs: 240 * minute,
+    maxOutputBytes: 16 * MiB,
+    baseEnv: { LANG: 'C.UTF-8' },
+    envPolicy: {
+      names: [
+        ...testRunnerNames,
+        'ANTHROPIC_BASE_URL',
+        'OPENAI_BASE_URL',
+        'CODEX_HOME',
+        'CLAUDE_CONFIG_DIR',
+        'DISABLE_AUTOUPDATER',
+        'DISABLE_TELEMETRY',
+        'ANTHROPIC_API_KEY',
+        'OPENAI_API_KEY',
+        'CRUSTCORE_MODEL_PROXY_KEY',
+      ],
+      prefixes: [...testRunnerPrefixes, 'CLAUDE_CODE_', 'CRUSTCORE_WORKER_'],
+      placeholderSecretNames: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'CRUSTCORE_MODEL_PROXY_KEY'],
+    },
+  },
+  hostile: {
+    name: 'hostile',
+    permitsAnyCommand: true,
+    summary: 'Untrusted code and install scripts: bubblewrap only, no network, small limits, short runs.',
+    network: 'none',
+    allowShell: true,
+    allowExtraBinds: false,
+    allowWorktreeInPathLists: false,
+    backends: ['bubblewrap'],
+    limits: { addressSpaceBytes: 4 * GiB, cpuSeconds: 60, processes: 64, fileSizeBytes: 64 * MiB, openFiles: 256 },
+    defaultTimeoutMs: 1 * minute,
+    maxTimeoutMs: 10 * minute,
+    maxOutputBytes: 1 * MiB,
+    baseEnv: { CI: '1', NO_COLOR: '1', LANG: 'C.UTF-8' },
+    envPolicy: { names: ['CI', 'NO_COLOR', 'LANG', 'TZ', 'PATH'], prefixes: [], placeholderSecretNames: [] },
+  },
+});
+
+/** Profile names, in documentation order. */
+export const SANDBOX_PROFILE_NAMES: readonly SandboxProfileName[] = ['verify', 'build', 'worker', 'hostile'];
+
+/** Type guard for the four profile names. */
+export const isSandboxProfileName = (input: unknown): input is SandboxProfileName =>
+  typeof input === 'string' && (SANDBOX_PROFILE_NAMES as readonly string[]).includes(input);
+
+/** Limits can only go down: each field of `tighter` replaces the profile's only when smaller. */
+export function tightenLimits(base: ResourceLimits, tighter: Partial<ResourceLimits>): ResourceLimits {
+  const pick = (key: keyof ResourceLimits): number => {
+    const wanted = tighter[key];
+    return wanted !== undefined && wanted < base[key] ? wanted : base[key];
+  };
+  return {
+    addressSpaceBytes: pick('addressSpaceBytes'),
+    cpuSeconds: pick('cpuSeconds'),
+    processes: pick('processes'),
+    fileSizeBytes: pick('fileSizeBytes'),
+    openFiles: pick('openFiles'),
+  };
+}

@@ -1,0 +1,289 @@
+/**
+ * The one place that starts processes. Every child runs detached in its own
+ * process group, with exactly the environment it is given, its output always
+ * drained into bounded captures, and a timeout and an abort signal that kill
+ * the whole group (SIGTERM, then SIGKILL after a short grace).
+ *
+ * Expected failures (program missing, cwd missing, bad spec) come back as a
+ * `ProcessResult` whose `startError` is set; this module never throws for them.
+ */
+import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
+import { type CapturedStream, StreamCapture } from './captured-stream.js';
+
+/** A process to run: argv (never a shell string), cwd, and bounds. */
+export interface ProcessSpec {
+  /** Program and arguments. `argv[0]` is resolved against `env.PATH` when not absolute. */
+  readonly argv: readonly [string, ...string[]];
+  /** Absolute working directory; must exist. */
+  readonly cwd: string;
+  /** Exactly this environment; nothing is inherited from `process.env`. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Bytes for stdin; when absent stdin is closed at once (the child reads EOF). */
+  readonly stdin?: string | Uint8Array;
+  /** Wall-clock limit; the whole process group is killed when it passes. */
+  readonly timeoutMs: number;
+  /** Byte budget per stream; head and tail are kept, the middle dropped and marked. */
+  readonly maxOutputBytes: number;
+  /** Aborting kills the whole process group; `cancelled` is then true. */
+  readonly signal?: AbortSignal;
+}
+
+/** Why a process could not be started. */
+export type ProcessStartFailure =
+  /** `argv[0]` was not found (ENOENT). */
+  | 'NotFound'
+  /** `argv[0]` exists but is not executable (EACCES). */
+  | 'PermissionDenied'
+  /** `cwd` does not exist or is not a directory. */
+  | 'CwdNotFound'
+  /** The spec itself is malformed (relative cwd, NUL bytes, bad bounds, …). */
+  | 'InvalidSpec'
+  /** The OS refused for another reason (EAGAIN, ENOMEM, …). */
+  | 'SpawnFailed';
+
+/** A process that never started. Carried in `ProcessResult.startError`. */
+export interface ProcessStartError {
+  readonly _tag: 'ProcessStartError';
+  readonly reason: ProcessStartFailure;
+  /** The errno code when the OS reported one (`'ENOENT'`), else null. */
+  readonly code: string | null;
+  readonly message: string;
+}
+
+/**
+ * How a run ended. A run that never started has `startError` set, `exitCode`
+ * and `signal` null and empty streams, so `exitCode === 0` is never true for it.
+ */
+export interface ProcessResult {
+  /** Exit status, or null when killed by a signal or never started. */
+  readonly exitCode: number | null;
+  /** Name of the terminating signal (`'SIGKILL'`), or null. */
+  readonly signal: string | null;
+  /** The wall-clock limit passed and the group was killed. */
+  readonly timedOut: boolean;
+  /** The abort signal fired (before or during the run) and the group was killed. */
+  readonly cancelled: boolean;
+  readonly stdout: CapturedStream;
+  readonly stderr: CapturedStream;
+  readonly durationMs: number;
+  /** Set when the process was never started; null otherwise. */
+  readonly startError: ProcessStartError | null;
+}
+
+/** Time between SIGTERM and SIGKILL when a run is stopped. */
+export const KILL_GRACE_MS = 500;
+/** After the main process exits, how long leftover pipe holders may keep stdout/stderr open. */
+const DRAIN_AFTER_EXIT_MS = 2_000;
+const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1_000;
+const MAX_OUTPUT_BYTES = 1 << 30;
+const MAX_ARGV_ITEMS = 100_000;
+
+/** Extra behaviour the sandbox backends add around a run. Internal to this package. */
+export interface RunHooks {
+  /**
+   * Kills everything the run started. Defaults to signalling the child's
+   * process group. Backends with a pid namespace or cgroup add their own.
+   */
+  readonly killTree?: (pid: number, signal: NodeJS.Signals) => void;
+  /** Called once after the child exited and its streams closed (cleanup); awaited before resolving. */
+  readonly afterExit?: (pid: number) => void | Promise<void>;
+}
+
+const emptyCapture = (): CapturedStream => new StreamCapture(0).finish();
+
+function startFailed(
+  reason: ProcessStartFailure,
+  code: string | null,
+  message: string,
+  cancelled = false,
+): ProcessResult {
+  return {
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    cancelled,
+    stdout: emptyCapture(),
+    stderr: emptyCapture(),
+    durationMs: 0,
+    startError: { _tag: 'ProcessStartError', reason, code, message },
+  };
+}
+
+const hasNul = (s: string): boolean => s.includes('\u0000');
+
+/** Checks a spec's shape; returns a message for the first problem or null. */
+export function checkProcessSpec(spec: ProcessSpec): string | null {
+  if (!Array.isArray(spec.argv) || spec.argv.length === 0) return 'argv must be a non-empty array';
+  if (spec.argv.length > MAX_ARGV_ITEMS) return `argv has more than ${MAX_ARGV_ITEMS} items`;
+  for (const arg of spec.argv) {
+    if (typeof arg !== 'string' || hasNul(arg)) return 'argv items must be strings without NUL';
+  }
+  if (spec.argv[0] === '') return 'argv[0] must not be empty';
+  if (typeof spec.cwd !== 'string' || !isAbsolute(spec.cwd) || hasNul(spec.cwd)) return 'cwd must be an absolute path';
+  for (const [name, value] of Object.entries(spec.env)) {
+    if (name === '' || name.includes('=') || hasNul(name))
+      return `bad environment variable name ${JSON.stringify(name)}`;
+    if (typeof value !== 'string' || hasNul(value)) return `environment variable ${name} must be a string without NUL`;
+  }
+  if (!Number.isFinite(spec.timeoutMs) || spec.timeoutMs <= 0 || spec.timeoutMs > MAX_TIMEOUT_MS) {
+    return `timeoutMs must be in (0, ${MAX_TIMEOUT_MS}]`;
+  }
+  if (!Number.isSafeInteger(spec.maxOutputBytes) || spec.maxOutputBytes < 0 || spec.maxOutputBytes > MAX_OUTPUT_BYTES) {
+    return `maxOutputBytes must be an integer in [0, ${MAX_OUTPUT_BYTES}]`;
+  }
+  return null;
+}
+
+/** Signals a whole process group; a group that is already gone is not an error. */
+export function signalProcessGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is already gone, which is what we wanted.
+  }
+}
+
+function reasonFor(code: string | null): ProcessStartFailure {
+  if (code === 'ENOENT') return 'NotFound';
+  if (code === 'EACCES' || code === 'EPERM') return 'PermissionDenied';
+  return 'SpawnFailed';
+}
+
+function errnoCode(error: unknown): string | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : null;
+}
+
+/**
+ * Runs `spec` and resolves with how it ended. Never rejects for an expected
+ * failure. Internal form with backend hooks; the public entry points are
+ * `runTrustedHostCommand` and `runSandboxed`.
+ */
+export function runProcess(spec: ProcessSpec, hooks: RunHooks = {}): Promise<ProcessResult> {
+  const problem = checkProcessSpec(spec);
+  if (problem !== null) return Promise.resolve(startFailed('InvalidSpec', null, problem));
+  if (spec.signal?.aborted === true) {
+    return Promise.resolve(startFailed('SpawnFailed', null, 'cancelled before start', true));
+  }
+  try {
+    if (!statSync(spec.cwd).isDirectory()) {
+      return Promise.resolve(startFailed('CwdNotFound', 'ENOTDIR', `cwd is not a directory: ${spec.cwd}`));
+    }
+  } catch (error) {
+    return Promise.resolve(startFailed('CwdNotFound', errnoCode(error), `cwd does not exist: ${spec.cwd}`));
+  }
+
+  const [program, ...args] = spec.argv;
+  const startedAt = performance.now();
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn(program, args, {
+      cwd: spec.cwd,
+      // A fresh object: node must see exactly these variables and nothing else.
+      env: { ...spec.env },
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+  } catch (error) {
+    const code = errnoCode(error);
+    return Promise.resolve(startFailed(code === null ? 'InvalidSpec' : reasonFor(code), code, String(error)));
+  }
+
+  return new Promise<ProcessResult>((resolve) => {
+    const pid = child.pid;
+    if (pid === undefined) {
+      child.once('error', (error) => {
+        const code = errnoCode(error);
+        resolve(startFailed(reasonFor(code), code, `cannot start ${program}: ${error.message}`));
+      });
+      return;
+    }
+    const killTree = hooks.killTree ?? signalProcessGroup;
+    const stdout = new StreamCapture(spec.maxOutputBytes);
+    const stderr = new StreamCapture(spec.maxOutputBytes);
+    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    // EPIPE when the child does not read its stdin is normal, not a failure.
+    child.stdin?.on('error', () => {});
+    child.stdout?.on('error', () => {});
+    child.stderr?.on('error', () => {});
+    child.on('error', () => {});
+
+    let timedOut = false;
+    let cancelled = false;
+    let exited = false;
+    let exitCode: number | null = null;
+    let exitSignal: string | null = null;
+    let killTimer: NodeJS.Timeout | undefined;
+    let drainTimer: NodeJS.Timeout | undefined;
+
+    const stop = (): void => {
+      if (exited || killTimer !== undefined) return;
+      killTree(pid, 'SIGTERM');
+      killTimer = setTimeout(() => killTree(pid, 'SIGKILL'), KILL_GRACE_MS);
+    };
+    const timeoutTimer = setTimeout(() => {
+      timedOut = true;
+      stop();
+    }, spec.timeoutMs);
+    const onAbort = (): void => {
+      // An abort after the process already exited cancels nothing.
+      if (exited) return;
+      cancelled = true;
+      stop();
+    };
+    spec.signal?.addEventListener('abort', onAbort, { once: true });
+
+    child.once('exit', (code, signal) => {
+      exited = true;
+      exitCode = code;
+      exitSignal = signal;
+      clearTimeout(timeoutTimer);
+      if (killTimer !== undefined) clearTimeout(killTimer);
+      // Leftover members of the group (background jobs) are part of the run:
+      // they die with it, and must not keep our pipes open.
+      killTree(pid, 'SIGKILL');
+      drainTimer = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }, DRAIN_AFTER_EXIT_MS);
+    });
+    child.once('close', () => {
+      if (drainTimer !== undefined) clearTimeout(drainTimer);
+      spec.signal?.removeEventListener('abort', onAbort);
+      const result: ProcessResult = {
+        exitCode,
+        signal: exitSignal,
+        timedOut,
+        cancelled,
+        stdout: stdout.finish(),
+        stderr: stderr.finish(),
+        durationMs: performance.now() - startedAt,
+        startError: null,
+      };
+      Promise.resolve()
+        .then(() => hooks.afterExit?.(pid))
+        // Cleanup trouble must not turn a finished run into a rejection.
+        .catch(() => {})
+        .then(() => resolve(result));
+    });
+
+    if (spec.stdin === undefined) child.stdin?.end();
+    else child.stdin?.end(typeof spec.stdin === 'string' ? Buffer.from(spec.stdin, 'utf8') : spec.stdin);
+  });
+}
+
+/**
+ * Runs a fixed, trusted host binary (git) WITHOUT a sandbox. For
+ * `@crustcore/confine` and `@crustcore/verify` only; model-chosen commands
+ * go through `runSandboxed`. The child gets exactly `spec.env`, its own
+ * process group, bounded output, and is killed with its group on timeout or
+ * abort. A program that cannot be started resolves with `startError` set
+ * (`reason: 'NotFound'` for ENOENT); the promise never rejects.
+ */
+export function runTrustedHostCommand(spec: ProcessSpec): Promise<ProcessResult> {
+  return runProcess(spec);
+}

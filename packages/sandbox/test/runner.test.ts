@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { type ProcessSpec, runTrustedHostCommand } from '../src/index.js';
+import { waitUntilGone } from './process-state.js';
+
+const env = { PATH: '/usr/bin:/bin' };
+const base = { cwd: '/tmp', env, timeoutMs: 10_000, maxOutputBytes: 1 << 20 } as const;
+
+describe('runTrustedHostCommand', () => {
+  it('captures stdout, stderr and the exit code', async () => {
+    const r = await runTrustedHostCommand({ ...base, argv: ['/bin/sh', '-c', 'echo out; echo err >&2; exit 3'] });
+    expect(r.startError).toBeNull();
+    expect(r.exitCode).toBe(3);
+    expect(r.signal).toBeNull();
+    expect(r.stdout.text).toBe('out\n');
+    expect(r.stderr.text).toBe('err\n');
+    expect(r.stdout.truncated).toBe(false);
+    expect(r.stdout.sha256).toBe(createHash('sha256').update('out\n').digest('hex'));
+  });
+
+  it('passes exactly the given env, never process.env', async () => {
+    process.env.CRUSTCORE_RUNNER_LEAK = 'leak';
+    try {
+      const r = await runTrustedHostCommand({ ...base, env: { ONLY: 'this' }, argv: ['/usr/bin/env'] });
+      expect(r.stdout.text).toBe('ONLY=this\n');
+    } finally {
+      delete process.env.CRUSTCORE_RUNNER_LEAK;
+    }
+  });
+
+  it('feeds stdin and closes it by default', async () => {
+    const fed = await runTrustedHostCommand({ ...base, argv: ['/bin/cat'], stdin: 'hello' });
+    expect(fed.stdout.text).toBe('hello');
+    const closed = await runTrustedHostCommand({ ...base, argv: ['/bin/cat'] });
+    expect(closed.exitCode).toBe(0);
+    expect(closed.stdout.text).toBe('');
+  });
+
+  it('returns ENOENT as a typed start error, never a rejection', async () => {
+    const r = await runTrustedHostCommand({ ...base, argv: ['/nonexistent/crustcore-no-such-binary'] });
+    expect(r.startError).toMatchObject({ _tag: 'ProcessStartError', reason: 'NotFound', code: 'ENOENT' });
+    expect(r.exitCode).toBeNull();
+    const onPath = await runTrustedHostCommand({ ...base, argv: ['crustcore-no-such-binary'] });
+    expect(onPath.startError?.reason).toBe('NotFound');
+  });
+
+  it('reports a missing cwd and malformed specs as typed values', async () => {
+    const missing = await runTrustedHostCommand({ ...base, cwd: '/nonexistent-dir-crustcore', argv: ['/bin/true'] });
+    expect(missing.startError?.reason).toBe('CwdNotFound');
+    const relative = await runTrustedHostCommand({ ...base, cwd: 'relative', argv: ['/bin/true'] });
+    expect(relative.startError?.reason).toBe('InvalidSpec');
+    const nul = await runTrustedHostCommand({ ...base, argv: ['/bin/echo', 'a\u0000b'] });
+    expect(nul.startError?.reason).toBe('InvalidSpec');
+    const badTimeout = await runTrustedHostCommand({ ...base, timeoutMs: 0, argv: ['/bin/true'] });
+    expect(badTimeout.startError?.reason).toBe('InvalidSpec');
+  });
+
+  it('kills the whole process group on timeout', async () => {
+    const r = await runTrustedHostCommand({
+      ...base,
+      timeoutMs: 300,
+      // The background sleep is a grandchild in the same group.
+      argv: ['/bin/sh', '-c', 'sleep 60 & echo $!; wait'],
+    });
+    expect(r.timedOut).toBe(true);
+    expect(r.exitCode).toBeNull();
+    expect(r.signal).toBe('SIGTERM');
+    const grandchild = Number(r.stdout.text.trim());
+    expect(grandchild).toBeGreaterThan(1);
+    expect(await waitUntilGone(grandchild, 2_000)).toBe(true);
+  });
+
+  it('escalates to SIGKILL when SIGTERM is ignored', async () => {
+    const r = await runTrustedHostCommand({
+      ...base,
+      timeoutMs: 200,
+      argv: ['/bin/sh', '-c', "trap '' TERM; sleep 60"],
+    });
+    expect(r.timedOut).toBe(true);
+    expect(r.signal).toBe('SIGKILL');
+  });
+
+  it('cancels via AbortSignal, before and during the run', async () => {
+    const before = new AbortController();
+    before.abort();
+    const early = await runTrustedHostCommand({ ...base, argv: ['/bin/true'], signal: before.signal });
+    expect(early.cancelled).toBe(true);
+    expect(early.exitCode).toBeNull();
+
+    const during = new AbortController();
+    const pending = runTrustedHostCommand({ ...base, argv: ['/bin/sleep', '60'], signal: during.signal });
+    setTimeout(() => during.abort(), 100);
+    const r = await pending;
+    expect(r.cancelled).toBe(true);
+    expect(r.timedOut).toBe(false);
+    expect(r.signal).toBe('SIGTERM');
+  });
+
+  it('keeps head and tail, marks truncation, and hashes every byte', async () => {
+    const script = 'printf HEAD; head -c 100000 /dev/zero | tr "\\0" x; printf TAIL';
+    const spec: ProcessSpec = { ...base, maxOutputBytes: 64, argv: ['/bin/sh', '-c', script] };
+    const r = await runTrustedHostCommand(spec);
+    expect(r.stdout.totalBytes).toBe(100_008);
+    expect(r.stdout.truncated).toBe(true);
+    expect(r.stdout.text.startsWith('HEADxxxx')).toBe(true);
+    expect(r.stdout.text.endsWith('xxxxTAIL')).toBe(true);
+    expect(r.stdout.text).toContain('[crustcore: 99944 bytes dropped]');
+    const all = `HEAD${'x'.repeat(100_000)}TAIL`;
+    expect(r.stdout.sha256).toBe(createHash('sha256').update(all).digest('hex'));
+  });
+
+  it('does not leave a group member alive after a normal exit', async () => {
+    const r = await runTrustedHostCommand({ ...base, argv: ['/bin/sh', '-c', 'sleep 60 >/dev/null 2>&1 & echo $!'] });
+    expect(r.exitCode).toBe(0);
+    const straggler = Number(r.stdout.text.trim());
+    // SIGKILL is sent at exit, before the result resolves; delivery takes a moment.
+    expect(await waitUntilGone(straggler, 2_000)).toBe(true);
+  });
+});

@@ -1,0 +1,242 @@
+/**
+ * Attacks on resources and lifetime: a fork bomb, 1 GiB of output, a
+ * process that sleeps forever with a `setsid` grandchild, a runaway CPU loop
+ * and an oversized file. Each must end within its bound and leave nothing
+ * running; the machine must survive (the fork bomb gets a small pids limit).
+ */
+import { createHash } from 'node:crypto';
+import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import {
+  mintSandboxExecCap,
+  runSandboxed,
+  runTrustedHostCommand,
+  type SandboxBackendKind,
+  type SandboxCapOptions,
+  type SandboxedResult,
+  type SandboxProfileName,
+  type SandboxRunSpec,
+} from '@crustcore/sandbox';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const worktree = mkdtempSync(join(tmpdir(), 'crustcore-redteam-limits-'));
+afterAll(() => rmSync(worktree, { recursive: true, force: true }));
+
+async function attack(
+  profile: SandboxProfileName,
+  spec: Omit<SandboxRunSpec, 'worktreeRoot' | 'cwd'>,
+  options: SandboxCapOptions = {},
+): Promise<SandboxedResult> {
+  const cap = mintSandboxExecCap(profile, options);
+  if (cap._tag === 'Left') throw new Error(cap.left.message);
+  const result = await runSandboxed(cap.right, { ...spec, worktreeRoot: worktree, cwd: worktree });
+  if (result._tag === 'Left') throw new Error(`refused: ${result.left.reason}: ${result.left.message}`);
+  expect(result.right.backend).toBe(options.backend ?? 'bubblewrap');
+  return result.right;
+}
+
+/** Host pids whose command line contains `marker` (a zombie counts as gone). */
+function pidsWithMarker(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker) && isRunning(Number(entry)))
+        found.push(Number(entry));
+    } catch {
+      // Exited while scanning.
+    }
+  }
+  return found;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    const state = /State:\s+(\S)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return state !== undefined && state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+function sessionOf(pid: number): number | null {
+  try {
+    // Fields after the parenthesized command: state ppid pgrp session …
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[3]);
+  } catch {
+    return null;
+  }
+}
+
+async function waitForNone(marker: string, withinMs: number): Promise<number[]> {
+  const deadline = Date.now() + withinMs;
+  let left = pidsWithMarker(marker);
+  while (left.length > 0 && Date.now() < deadline) {
+    await pause(50);
+    left = pidsWithMarker(marker);
+  }
+  return left;
+}
+
+const pause = (ms: number) => new Promise((resume) => setTimeout(resume, ms));
+
+describe('redteam: sandbox limits', () => {
+  it('contains a fork bomb with a small pids limit and leaves nothing behind', async () => {
+    const marker = `crustcore-bomb-${process.pid}-${Date.now()}`;
+    const started = Date.now();
+    const result = await attack(
+      'hostile',
+      { argv: ['sh', '-c', `# ${marker}\nbomb() { bomb | bomb & }; bomb; sleep 100`], timeoutMs: 3_000 },
+      { limits: { processes: 32 } },
+    );
+    expect(Date.now() - started).toBeLessThan(3_000 + 5_000);
+    expect(result.timedOut).toBe(true);
+    if (result.processLimit === 'pids-cgroup') expect(result.forkRefusals).toBeGreaterThan(0);
+    else expect(result.processLimit).toBe('rlimit-nproc');
+    expect(pidsWithMarker(marker)).toEqual([]);
+    // The machine still starts processes.
+    const after = await runTrustedHostCommand({
+      argv: ['/bin/true'],
+      cwd: '/',
+      env: {},
+      timeoutMs: 5_000,
+      maxOutputBytes: 1024,
+    });
+    expect(after.exitCode).toBe(0);
+  });
+
+  it('bounds 1 GiB of output without deadlock, keeping head and tail and hashing every byte', async () => {
+    const gib = 1024 * 1024 * 1024;
+    const result = await attack('build', {
+      argv: ['sh', '-c', 'printf HEAD; head -c 1G /dev/zero; printf TAIL'],
+      timeoutMs: 120_000,
+      maxOutputBytes: 65_536,
+    });
+    expect(result.exitCode).toBe(0);
+    expect(result.timedOut).toBe(false);
+    expect(result.stdout.totalBytes).toBe(gib + 8);
+    expect(result.stdout.truncated).toBe(true);
+    expect(result.stdout.text.startsWith('HEAD\u0000')).toBe(true);
+    expect(result.stdout.text.endsWith('\u0000TAIL')).toBe(true);
+    expect(result.stdout.text).toContain(`[crustcore: ${gib + 8 - 65_536} bytes dropped]`);
+    expect(result.stdout.text.length).toBeLessThan(65_536 + 100);
+    const hash = createHash('sha256').update('HEAD');
+    const zeros = Buffer.alloc(1 << 20);
+    for (let i = 0; i < 1024; i++) hash.update(zeros);
+    expect(result.stdout.sha256).toBe(hash.update('TAIL').digest('hex'));
+  });
+
+  it('as an unprivileged user, RLIMIT_NPROC contains a fork bomb (no cgroup needed)', async () => {
+    const unprivileged = mkdtempSync(join(tmpdir(), 'crustcore-redteam-nobody-'));
+    chownSync(unprivileged, 65534, 65534);
+    const marker = `crustcore-nobody-bomb-${process.pid}-${Date.now()}`;
+    const repoRoot = resolve(import.meta.dirname, '..');
+    const driver = `
+      const { mintSandboxExecCap, runSandboxed } = await import(${JSON.stringify(join(repoRoot, 'packages/sandbox/src/index.ts'))});
+      const cap = mintSandboxExecCap('hostile', { limits: { processes: 16 } });
+      const r = await runSandboxed(cap.right, { argv: ['sh', '-c', ${JSON.stringify(`# ${marker}
+bomb() { bomb | bomb & }; bomb; sleep 100`)}], worktreeRoot: ${JSON.stringify(unprivileged)}, cwd: ${JSON.stringify(unprivileged)}, timeoutMs: 3000 });
+      console.log('RESULT ' + JSON.stringify(r._tag === 'Right' ? { processLimit: r.right.processLimit, timedOut: r.right.timedOut, backend: r.right.backend, stderr: r.right.stderr.text.slice(0, 2000) } : r.left));
+    `;
+    try {
+      const run = await runTrustedHostCommand({
+        argv: [
+          '/usr/bin/setpriv',
+          '--reuid=65534',
+          '--regid=65534',
+          '--clear-groups',
+          process.execPath,
+          '--conditions=source',
+          '--import',
+          'tsx',
+          '--input-type=module',
+          '-e',
+          driver,
+        ],
+        cwd: repoRoot,
+        env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent' },
+        timeoutMs: 40_000,
+        maxOutputBytes: 1 << 20,
+      });
+      const line = run.stdout.text.split('\n').find((text) => text.startsWith('RESULT ')) ?? '';
+      expect(line, run.stderr.text).not.toBe('');
+      const result = JSON.parse(line.slice('RESULT '.length)) as {
+        processLimit: string;
+        timedOut: boolean;
+        backend: string;
+        stderr: string;
+      };
+      expect(result).toMatchObject({ processLimit: 'rlimit-nproc', timedOut: true, backend: 'bubblewrap' });
+      expect(result.stderr).toContain('Cannot fork');
+      expect(await waitForNone(marker, 2_000)).toEqual([]);
+    } finally {
+      rmSync(unprivileged, { recursive: true, force: true });
+    }
+  });
+
+  for (const backend of ['bubblewrap', 'process-jail'] as const satisfies readonly SandboxBackendKind[]) {
+    it(`kills sleep-forever and its setsid grandchild within timeout + 2 s (${backend})`, async () => {
+      const tag = `${process.pid}${Date.now() % 100_000}`;
+      const childMarker = `31536000.${tag}1`;
+      const grandchildMarker = `31536000.${tag}2`;
+      const timeoutMs = 1_500;
+      const started = Date.now();
+      const seen = new Set<number>();
+      let running = true;
+      const pending = attack(
+        'build',
+        { argv: ['sh', '-c', `setsid sleep ${grandchildMarker} & exec sleep ${childMarker}`], timeoutMs },
+        { backend },
+      ).finally(() => {
+        running = false;
+      });
+      let grandchildSession: number | null = null;
+      let childSession: number | null = null;
+      while (running) {
+        for (const pid of pidsWithMarker(grandchildMarker)) {
+          seen.add(pid);
+          grandchildSession = sessionOf(pid);
+        }
+        for (const pid of pidsWithMarker(childMarker)) {
+          seen.add(pid);
+          childSession = sessionOf(pid);
+        }
+        await pause(50);
+      }
+      const result = await pending;
+      expect(result.timedOut).toBe(true);
+      // Both were really running, in different sessions: setsid did escape the session.
+      expect(seen.size).toBeGreaterThanOrEqual(2);
+      expect(grandchildSession).not.toBeNull();
+      expect(grandchildSession).not.toBe(childSession);
+      while ([...seen].some(isRunning) && Date.now() - started < timeoutMs + 2_000) await pause(20);
+      expect([...seen].filter(isRunning)).toEqual([]);
+      expect(Date.now() - started).toBeLessThanOrEqual(timeoutMs + 2_000 + 500);
+    });
+  }
+
+  it('stops a CPU-bound loop at the CPU limit', async () => {
+    const started = Date.now();
+    const result = await attack(
+      'hostile',
+      { argv: ['sh', '-c', 'while :; do :; done'], timeoutMs: 30_000 },
+      { limits: { cpuSeconds: 1 } },
+    );
+    expect(result.timedOut).toBe(false);
+    expect(result.exitCode === 0).toBe(false);
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
+  it('cannot write a file larger than the file size limit', async () => {
+    const result = await attack(
+      'hostile',
+      { argv: ['sh', '-c', 'head -c 4M /dev/zero > big.bin; echo "rc=$?"; wc -c < big.bin'], timeoutMs: 10_000 },
+      { limits: { fileSizeBytes: 1024 * 1024 } },
+    );
+    expect(result.stdout.text).not.toContain('rc=0');
+    expect(result.stdout.text.trim().endsWith('1048576')).toBe(true);
+  });
+});
