@@ -15,7 +15,14 @@ import {
   type KernelEvent,
   type TaskId,
 } from '@crustcore/kernel';
-import { ACTIONS_KIND, type ArtifactStore, type LedgerWriter } from '@crustcore/ledger';
+import {
+  ACTIONS_KIND,
+  type ArtifactStore,
+  type LedgerWriter,
+  type ReceiptedToolOutput,
+  type ReceiptIssuer,
+  type ReceiptRequest,
+} from '@crustcore/ledger';
 import type { PendingEvent, Recorder } from './ports.js';
 
 export type Redact = (text: string) => string;
@@ -25,12 +32,28 @@ export class LedgerRecorder implements Recorder {
   readonly #artifacts: ArtifactStore;
   readonly #clockMs: () => number;
   readonly #redact: Redact;
+  readonly #receipts: ReceiptIssuer;
 
-  constructor(writer: LedgerWriter, artifacts: ArtifactStore, clockMs: () => number, redact: Redact = (t) => t) {
+  constructor(
+    writer: LedgerWriter,
+    artifacts: ArtifactStore,
+    receipts: ReceiptIssuer,
+    clockMs: () => number,
+    redact: Redact = (t) => t,
+  ) {
     this.#writer = writer;
     this.#artifacts = artifacts;
+    this.#receipts = receipts;
     this.#clockMs = clockMs;
     this.#redact = redact;
+  }
+
+  async recordReceipt(request: ReceiptRequest): Promise<ReceiptedToolOutput> {
+    // What the model sees is redacted before it is hashed and MAC'd.
+    const safe = { ...request, modelText: this.#redact(request.modelText) };
+    const recorded = await this.#receipts.record(this.#writer, safe, { timestampMs: this.#clockMs() });
+    if (recorded._tag === 'Left') throw new Error(`ledger append failed: ${JSON.stringify(recorded.left)}`);
+    return recorded.right;
   }
 
   async appendEvent(pending: PendingEvent): Promise<KernelEvent> {

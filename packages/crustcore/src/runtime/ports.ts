@@ -14,6 +14,7 @@ import type {
   KernelEvent,
   TaskId,
 } from '@crustcore/kernel';
+import type { ReceiptedToolOutput, ReceiptRequest } from '@crustcore/ledger';
 
 /** A kernel event before the recorder stamps `seq` and `at`. */
 export type PendingEvent = KernelEvent extends infer E
@@ -31,6 +32,8 @@ export interface Recorder {
   appendNote(kind: string, taskId: TaskId, payload: Json): Promise<void>;
   /** Stores bytes in the content-addressed artifact store. */
   storeArtifact(bytes: Uint8Array | string): Promise<Hash32>;
+  /** Issues a MAC'd receipt for a tool result and appends it; the only way to make model-visible tool output. */
+  recordReceipt(request: ReceiptRequest): Promise<ReceiptedToolOutput>;
 }
 
 export interface CommandRecord {

@@ -9,11 +9,13 @@ import type { BudgetName, RiskProfile, TaskId } from '@crustcore/kernel';
 import {
   ArtifactStore,
   describeReceiptKeyError,
+  findLastReceiptHash,
   type InspectReport,
   inspectLog,
   kernelReplay,
   LedgerWriter,
   openReceiptKey,
+  ReceiptIssuer,
 } from '@crustcore/ledger';
 import { argvHash, mintSandboxExecCap, type SandboxExecCap } from '@crustcore/sandbox';
 import {
@@ -99,7 +101,9 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
     );
   }
   const artifacts = new ArtifactStore(join(projectDir, 'artifacts'));
-  const recorder = new LedgerRecorder(writer.right, artifacts, clockMs, options.redact);
+  const lastReceipt = findLastReceiptHash(logPath) as Hash32;
+  const receipts = new ReceiptIssuer(key.right, { prevReceiptHash: lastReceipt });
+  const recorder = new LedgerRecorder(writer.right, artifacts, receipts, clockMs, options.redact);
 
   const verifyCap = mintSandboxExecCap('verify');
   if (verifyCap._tag === 'Left') throw new SetupError(`sandbox: ${verifyCap.left.message}. Run "crustcore doctor".`);
