@@ -37,9 +37,10 @@ module.exports = {
     },
     {
       name: 'only-the-runner-spawns',
-      comment: 'Only the sandbox process runner may import node:child_process.',
+      comment:
+        'Only the sandbox process runner may import node:child_process. The one exception is the workers bridge, a plain script that runs only INSIDE a worker sandbox (it starts the CLI there).',
       severity: 'error',
-      from: { path: '^packages/', pathNot: '^packages/sandbox/src/runner/' },
+      from: { path: '^packages/', pathNot: '^packages/sandbox/src/runner/|^packages/workers/assets/bridge\\.mjs$' },
       to: { path: '^(node:)?child_process$' },
     },
     {

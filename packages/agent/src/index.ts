@@ -1,1 +1,1 @@
-export const packageName = '@crustcore/agent';
+export type { ModelUsage, ToolCallOutcome, ToolCallRequest, ToolExecution, ToolGate } from './tool-gate.js';

@@ -139,7 +139,10 @@ export const inspectCommand: Command = {
       ...(values.task === undefined ? {} : { taskId: values.task }),
     });
     if (values.json === true) {
-      writeLine(io.stdout, JSON.stringify({ log: paths.logPath, keyPath: key.path, ...report }));
+      writeLine(
+        io.stdout,
+        JSON.stringify({ log: paths.logPath, keyPath: key.path, ...report, failure: report.failure ?? null }),
+      );
     } else {
       printHuman(io, paths.logPath, report);
     }

@@ -12,7 +12,13 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RiskProfile } from '@crustcore/kernel';
-import { type Argv, type CodingBackend, detectVerifyCommand, ExternalCommandBackend, splitArgv } from '@crustcore/verify';
+import {
+  type Argv,
+  type CodingBackend,
+  detectVerifyCommand,
+  ExternalCommandBackend,
+  splitArgv,
+} from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
@@ -45,7 +51,8 @@ function argvOption(name: string, text: string): Argv {
 
 export const runCommand: Command = {
   name: 'run',
-  summary: 'run one task: a backend proposes a patch, CrustCore verifies it in a sandbox, then applies it with approval',
+  summary:
+    'run one task: a backend proposes a patch, CrustCore verifies it in a sandbox, then applies it with approval',
   usage: USAGE,
   async run(args, io) {
     const { values } = parseArgs({
@@ -64,26 +71,37 @@ export const runCommand: Command = {
         timeout: { type: 'string' },
         json: { type: 'boolean', default: false },
         'output-format': { type: 'string' },
+        model: { type: 'string' },
+        replay: { type: 'string' },
+        record: { type: 'string' },
+        'models-config': { type: 'string' },
       },
       strict: true,
     });
     if (values.goal === undefined || values.goal.trim() === '') throw new UsageError('--goal is required');
     const approve = values.approve ?? 'ask';
-    if (approve !== 'auto' && approve !== 'ask' && approve !== 'deny') throw new UsageError('--approve takes auto, ask or deny');
+    if (approve !== 'auto' && approve !== 'ask' && approve !== 'deny')
+      throw new UsageError('--approve takes auto, ask or deny');
     const format = values.json ? 'json' : (values['output-format'] ?? 'text');
-    if (format !== 'text' && format !== 'json' && format !== 'stream-json') throw new UsageError('--output-format takes text, json or stream-json');
+    if (format !== 'text' && format !== 'json' && format !== 'stream-json')
+      throw new UsageError('--output-format takes text, json or stream-json');
     const profile = (values.profile ?? 'supervised') as RiskProfile;
-    if (!['readonly', 'supervised', 'full'].includes(profile)) throw new UsageError('--profile takes readonly, supervised or full');
+    if (!['readonly', 'supervised', 'full'].includes(profile))
+      throw new UsageError('--profile takes readonly, supervised or full');
     const maxRevisits = values['max-revisits'] === undefined ? 3 : Number(values['max-revisits']);
-    if (!Number.isInteger(maxRevisits) || maxRevisits < 0 || maxRevisits > 20) throw new UsageError('--max-revisits takes 0–20');
+    if (!Number.isInteger(maxRevisits) || maxRevisits < 0 || maxRevisits > 20)
+      throw new UsageError('--max-revisits takes 0–20');
     const timeoutSeconds = values.timeout === undefined ? 1_800 : Number(values.timeout);
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw new UsageError('--timeout takes seconds > 0');
 
     const backendName = values.backend ?? (values.worker !== undefined ? 'external' : undefined);
     if (backendName === undefined) {
-      throw new UsageError(`say who writes the patch: --worker "<command>" or --backend ${['external', ...PACK_BACKENDS].join('|')}`);
+      throw new UsageError(
+        `say who writes the patch: --worker "<command>" or --backend ${['external', ...PACK_BACKENDS].join('|')}`,
+      );
     }
-    if (backendName === 'external' && values.worker === undefined) throw new UsageError('--backend external needs --worker "<command>"');
+    if (backendName === 'external' && values.worker === undefined)
+      throw new UsageError('--backend external needs --worker "<command>"');
     if (backendName !== 'external' && !PACK_BACKENDS.includes(backendName)) {
       throw new UsageError(`unknown backend "${backendName}"; choose ${['external', ...PACK_BACKENDS].join(', ')}`);
     }
@@ -101,14 +119,21 @@ export const runCommand: Command = {
     else {
       const detected = await detectVerifyCommand(dir);
       if (detected === null) {
-        throw new UsageError('no test command found (package.json test script, pytest, cargo, go, make test); pass --verify "<command>"');
+        throw new UsageError(
+          'no test command found (package.json test script, pytest, cargo, go, make test); pass --verify "<command>"',
+        );
       }
       verifyArgv = detected.argv;
     }
 
     const canAsk = approve === 'ask' && io.stdin.isTTY === true && io.stderr.isTTY === true;
     const style = format === 'text' ? io.out : io.err;
-    const narrator = format === 'stream-json' ? jsonLinesNarrator(io.stdout) : format === 'json' ? silentNarrator : humanNarrator(io.stdout, style);
+    const narrator =
+      format === 'stream-json'
+        ? jsonLinesNarrator(io.stdout)
+        : format === 'json'
+          ? silentNarrator
+          : humanNarrator(io.stdout, style);
     const abort = new AbortController();
     let interrupts = 0;
     const onSigint = (): void => {
@@ -127,9 +152,23 @@ export const runCommand: Command = {
         env: io.env,
         verifyArgv,
         verifyArgvFromUser: verifyFromUser,
-        makeBackend: async ({ workerCap }): Promise<CodingBackend> => {
-          if (backendName === 'external' && workerArgv !== null) return new ExternalCommandBackend(workerCap(), { argv: workerArgv });
-          return loadPackBackend(backendName, { workerCap, env: io.env, goal: values.goal ?? '' });
+        makeBackend: async ({ workerCap, toolGate }): Promise<CodingBackend> => {
+          if (backendName === 'external' && workerArgv !== null)
+            return new ExternalCommandBackend(workerCap(), { argv: workerArgv });
+          const packOptions: Record<string, string> = {};
+          if (values.model !== undefined) packOptions.model = values.model;
+          if (values.replay !== undefined) packOptions.replay = resolve(io.cwd, values.replay);
+          if (values.record !== undefined) packOptions.record = resolve(io.cwd, values.record);
+          if (values['models-config'] !== undefined)
+            packOptions.modelsConfig = resolve(io.cwd, values['models-config']);
+          return loadPackBackend(backendName, {
+            workerCap,
+            toolGate,
+            env: io.env,
+            goal: values.goal ?? '',
+            home: crustcoreHome(io.env),
+            options: packOptions,
+          });
         },
         approvals: approvalChannel(approve, canAsk ? { input: io.stdin, output: io.stderr, style: io.err } : null),
         approvalMode: approve,

@@ -13,5 +13,15 @@ import { recoverCommand } from './recover.js';
 import { runCommand } from './run.js';
 
 export function commandTable(): readonly Command[] {
-  return [demoCommand, runCommand, inspectCommand, exportCommand, diffCommand, recoverCommand, gcCommand, doctorCommand, modelsCommand];
+  return [
+    demoCommand,
+    runCommand,
+    inspectCommand,
+    exportCommand,
+    diffCommand,
+    recoverCommand,
+    gcCommand,
+    doctorCommand,
+    modelsCommand,
+  ];
 }

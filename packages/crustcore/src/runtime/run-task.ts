@@ -5,7 +5,7 @@
  * and `crustcore demo`.
  */
 import { join } from 'node:path';
-import type { BudgetName, RiskProfile, TaskId } from '@crustcore/kernel';
+import type { BudgetName, Hash32, RiskProfile, TaskId } from '@crustcore/kernel';
 import {
   ArtifactStore,
   describeReceiptKeyError,
@@ -30,6 +30,7 @@ import { LedgerRecorder, type Redact } from './ledger-recorder.js';
 import type { ApprovalChannel, Narrator } from './ports.js';
 import type { RuntimeIds } from './runtime-ids.js';
 import { TaskLoop, type TaskOutcome } from './task-loop.js';
+import type { ToolGate } from './tool-gate-types.js';
 import { VerifySession } from './verify-session.js';
 
 export interface RunTaskOptions {
@@ -42,6 +43,8 @@ export interface RunTaskOptions {
   readonly verifyArgvFromUser: boolean;
   readonly makeBackend: (context: {
     readonly workerCap: () => SandboxExecCap;
+    /** Bound to the task loop once it exists; native agents call tools only through it. */
+    readonly toolGate: ToolGate;
   }) => CodingBackend | Promise<CodingBackend>;
   readonly approvals: ApprovalChannel;
   readonly approvalMode: 'auto' | 'ask' | 'deny';
@@ -115,7 +118,17 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
   let outcome: TaskOutcome;
   let session: VerifySession | null = null;
   try {
-    const backend = await options.makeBackend({ workerCap });
+    let bound: ToolGate | null = null;
+    const gateOf = (): ToolGate => {
+      if (bound === null) throw new Error('tool gate used before the task loop started');
+      return bound;
+    };
+    const toolGate: ToolGate = {
+      call: (request) => gateOf().call(request),
+      modelTurn: (usage) => gateOf().modelTurn(usage),
+      spawnSubagent: (role) => gateOf().spawnSubagent(role),
+    };
+    const backend = await options.makeBackend({ workerCap, toolGate });
     session = new VerifySession({
       repo,
       taskId: options.taskId,
@@ -152,6 +165,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
         ids: options.ids,
       },
     );
+    bound = loop.toolGate();
     const onAbort = (): void => void loop.cancel('interrupted by the user').catch(() => undefined);
     options.signal?.addEventListener('abort', onAbort, { once: true });
     outcome = await loop.run();

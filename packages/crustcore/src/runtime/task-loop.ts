@@ -36,6 +36,7 @@ import type {
   Workspace,
 } from './ports.js';
 import type { RuntimeIds } from './runtime-ids.js';
+import type { ModelUsage, ToolCallOutcome, ToolCallRequest, ToolGate } from './tool-gate-types.js';
 
 export interface TaskSpec {
   readonly taskId: TaskId;
@@ -191,6 +192,147 @@ export class TaskLoop {
     });
     this.#chain = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * The gate a native agent uses for every tool call: the kernel decides,
+   * approvals come from the approval channel, results come back receipted.
+   */
+  toolGate(): ToolGate {
+    return {
+      call: (request) => this.#toolCall(request),
+      modelTurn: (usage) => this.#modelTurn(usage),
+      spawnSubagent: (role) => this.#spawnSubagent(role),
+    };
+  }
+
+  #finishedReason(): string | null {
+    return this.#finished === null ? null : this.#finished.reason;
+  }
+
+  #stopped(): ToolCallOutcome | null {
+    if (this.#finished !== null) return { kind: 'stopped', reason: this.#finished.reason };
+    if (this.#abort.signal.aborted) return { kind: 'stopped', reason: 'the task is stopping' };
+    return null;
+  }
+
+  /** Performs every action except the ones about `toolCallId`, which it returns. */
+  async #settle(actions: readonly Action[], mine: (a: Action) => boolean): Promise<Action[]> {
+    const found: Action[] = [];
+    for (const action of actions) {
+      if (mine(action)) found.push(action);
+      else {
+        const follow = await this.#perform(action);
+        for (const event of follow) await this.#drive(await this.submit(event));
+      }
+    }
+    return found;
+  }
+
+  async #toolCall(request: ToolCallRequest): Promise<ToolCallOutcome> {
+    const stopped = this.#stopped();
+    if (stopped !== null) return stopped;
+    const taskId = this.#spec.taskId;
+    const toolCallId = this.#ports.ids.toolCallId();
+    const aboutThisCall = (a: Action): boolean =>
+      (a.kind === 'ExecuteTool' || a.kind === 'DenyTool' || a.kind === 'DeliverToolResult') &&
+      a.toolCallId === toolCallId;
+    const isMyApproval = (a: Action): boolean => a.kind === 'RequestApproval' && a.subject === 'tool';
+    let mine = await this.#settle(
+      await this.submit({
+        kind: 'ToolCallRequested',
+        taskId,
+        toolCallId,
+        tool: request.tool.slice(0, 200),
+        actor: request.actor,
+        operation: request.operation,
+        approvalId: this.#ports.ids.approvalId(),
+        nonce: this.#ports.ids.nonce(),
+      } as PendingEvent),
+      (a) => aboutThisCall(a) || isMyApproval(a),
+    );
+    const approval = mine.find((a) => a.kind === 'RequestApproval');
+    if (approval?.kind === 'RequestApproval') {
+      const answer = await this.#ports.approvals.resolve(approval, {
+        goal: this.#spec.goal,
+        diffText: null,
+        files: [],
+        evidence: null,
+      });
+      mine = await this.#settle(
+        await this.submit({
+          kind: 'ApprovalResolved',
+          taskId,
+          approvalId: approval.approvalId,
+          decision: answer.decision,
+          by: answer.by,
+          nonce: approval.nonce,
+          opHash: approval.opHash,
+        }),
+        aboutThisCall,
+      );
+    }
+    const decision = mine.find((a) => a.kind === 'ExecuteTool' || a.kind === 'DenyTool');
+    if (decision?.kind === 'DenyTool') return { kind: 'denied', reason: decision.reason };
+    if (decision?.kind !== 'ExecuteTool')
+      return this.#stopped() ?? { kind: 'denied', reason: 'the kernel did not allow this call' };
+    if (decision.approved !== null && decision.approved.consume()._tag === 'Left')
+      return { kind: 'denied', reason: 'approval already used' };
+    const execution = await request.execute(this.#abort.signal);
+    const artifactHashes: Hash32[] = [];
+    for (const bytes of execution.artifacts ?? []) artifactHashes.push(await this.#ports.recorder.storeArtifact(bytes));
+    const output = await this.#ports.recorder.recordReceipt({
+      taskId,
+      toolCallId,
+      toolName: request.tool,
+      args: request.args,
+      result: execution.text,
+      modelText: execution.text,
+      artifactHashes,
+    });
+    const delivered = await this.#settle(
+      await this.submit({
+        kind: 'ToolCallCompleted',
+        taskId,
+        toolCallId,
+        ok: execution.ok,
+        outputBytes: execution.outputBytes,
+        receiptHash: output.receiptHash,
+      }),
+      aboutThisCall,
+    );
+    if (!delivered.some((a) => a.kind === 'DeliverToolResult'))
+      return this.#stopped() ?? { kind: 'stopped', reason: 'result not delivered' };
+    return { kind: 'result', output };
+  }
+
+  async #modelTurn(usage: ModelUsage): Promise<{ stop: boolean; reason: string | null }> {
+    if (this.#finished !== null) return { stop: true, reason: this.#finished.reason };
+    await this.#drive(
+      await this.submit({
+        kind: 'ModelOutputReceived',
+        taskId: this.#spec.taskId,
+        inputTokens: Math.max(0, Math.round(usage.inputTokens)),
+        outputTokens: Math.max(0, Math.round(usage.outputTokens)),
+        costMicros: Math.max(0, Math.round(usage.costMicros)),
+      }),
+    );
+    // Re-read after the await: performing the kernel's actions may have finished the task.
+    const finished = this.#finishedReason();
+    if (finished !== null) return { stop: true, reason: finished };
+    if (this.#budgetExhausted !== null) return { stop: true, reason: `budget exhausted: ${this.#budgetExhausted}` };
+    return { stop: false, reason: null };
+  }
+
+  async #spawnSubagent(role: string): Promise<{ allowed: boolean; reason: string | null; subagentId: string }> {
+    const subagentId = `sa-${this.#ports.ids.nonce().slice(0, 12)}`;
+    const found = await this.#settle(
+      await this.submit({ kind: 'SubagentRequested', taskId: this.#spec.taskId, subagentId, role: role.slice(0, 200) }),
+      (a) => (a.kind === 'SpawnSubagent' || a.kind === 'DenySubagent') && a.subagentId === subagentId,
+    );
+    const answer = found[0];
+    if (answer?.kind === 'SpawnSubagent') return { allowed: true, reason: null, subagentId };
+    return { allowed: false, reason: answer?.kind === 'DenySubagent' ? answer.reason : 'not allowed', subagentId };
   }
 
   async #drive(actions: readonly Action[]): Promise<void> {
