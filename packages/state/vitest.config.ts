@@ -4,6 +4,7 @@ import { sharedProject } from '../../vitest.shared.js';
 export default mergeConfig(
   sharedProject,
   defineProject({
-    test: { include: ['test/**/*.test.ts'] },
+    // PGlite takes seconds to start and the cluster is started per file.
+    test: { include: ['test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 120_000 },
   }),
 );

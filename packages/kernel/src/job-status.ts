@@ -18,9 +18,9 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 
 export const JOB_TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> = {
   Queued: ['Leased', 'Killed'],
-  Leased: ['Running', 'HeartbeatMissing', 'Expired', 'Completed', 'Failed', 'Killed'],
+  Leased: ['Running', 'HeartbeatMissing', 'Expired', 'Completed', 'Failed', 'Killed', 'Retrying'],
   Running: ['HeartbeatMissing', 'Expired', 'Completed', 'Failed', 'Killed', 'Retrying'],
-  HeartbeatMissing: ['Running', 'Expired', 'Completed', 'Failed', 'Killed'],
+  HeartbeatMissing: ['Running', 'Expired', 'Completed', 'Failed', 'Killed', 'Retrying'],
   Expired: ['Retrying', 'Failed'],
   Retrying: ['Leased', 'Killed', 'Failed'],
   Completed: [],

@@ -94,7 +94,7 @@ export class TaskLoop {
   #attempts = 0;
   #lastDiagnosis: Diagnosis | null = null;
   #budgetExhausted: BudgetName | null = null;
-  #integrationFailure: 'drift' | 'io' | 'approval' | null = null;
+  #integrationFailure: { readonly reason: 'drift' | 'io' | 'approval'; readonly detail: string } | null = null;
   #approvalDenied = false;
   #verifyFailed = false;
   readonly #memory: AttemptMemory = { files: [], evidence: null };
@@ -166,14 +166,15 @@ export class TaskLoop {
       if (f.outcome === 'completed') kind = 'completed';
       else if (f.outcome === 'killed') kind = 'killed';
       else if (this.#budgetExhausted !== null) kind = 'budget-exhausted';
-      else if (this.#integrationFailure === 'drift') kind = 'drift';
+      else if (this.#integrationFailure?.reason === 'drift') kind = 'drift';
       else if (this.#approvalDenied || /denied|no one can be asked/.test(f.reason)) kind = 'denied';
       else if (this.#verifyFailed) kind = 'verify-failed';
     }
+    const reason = this.#integrationFailure !== null ? `${f.reason} — ${this.#integrationFailure.detail}` : f.reason;
     return {
       taskId: this.#spec.taskId,
       kind,
-      reason: f.reason,
+      reason,
       patchHash: f.patchHash,
       journalId: this.#journalId,
       attempts: this.#attempts,
@@ -364,7 +365,7 @@ export class TaskLoop {
           this.#journalId = result.journalId;
           return [{ kind: 'PatchApplied', taskId, patchHash: action.patchHash, journalId: result.journalId }];
         }
-        this.#integrationFailure = result.reason;
+        this.#integrationFailure = { reason: result.reason, detail: result.detail };
         return [{ kind: 'IntegrationFailed', taskId, reason: result.reason, detail: result.detail.slice(0, 3_000) }];
       }
       case 'TaskFinished':

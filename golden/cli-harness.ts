@@ -1,0 +1,87 @@
+/**
+ * Helpers for golden tests that drive the built `crustcore` CLI as a user
+ * would: a fresh git repository per test, a private CRUSTCORE_HOME, and the
+ * real binary (built once per test file).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+
+export const REPO_ROOT = resolve(import.meta.dirname, '..');
+export const CLI = join(REPO_ROOT, 'packages/crustcore/dist/crustcore.js');
+
+export function buildCli(): void {
+  execFileSync(process.execPath, ['build.mjs'], { cwd: join(REPO_ROOT, 'packages/crustcore'), stdio: 'pipe' });
+}
+
+export interface Sandbox {
+  readonly root: string;
+  readonly repo: string;
+  readonly home: string;
+}
+
+export function makeRepo(files: Readonly<Record<string, string>>): Sandbox {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'crustcore-golden-')));
+  const repo = join(root, 'repo');
+  const home = join(root, 'home');
+  for (const [path, text] of Object.entries(files)) {
+    const full = join(repo, path);
+    mkdirSync(dirname(full), { recursive: true });
+    writeFileSync(full, text);
+  }
+  const git = (...args: string[]) =>
+    execFileSync('git', args, {
+      cwd: repo,
+      stdio: 'pipe',
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: root,
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_AUTHOR_NAME: 't',
+        GIT_AUTHOR_EMAIL: 't@t',
+        GIT_COMMITTER_NAME: 't',
+        GIT_COMMITTER_EMAIL: 't@t',
+      },
+    });
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'base');
+  return { root, repo, home };
+}
+
+export interface CliRun {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly json: Record<string, unknown> | null;
+}
+
+export function crustcore(box: Sandbox, args: readonly string[], options: { readonly input?: string } = {}): CliRun {
+  const result = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: box.repo,
+    input: options.input ?? '',
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: box.root, CRUSTCORE_HOME: box.home, NO_COLOR: '1' },
+  });
+  let json: Record<string, unknown> | null = null;
+  const last = result.stdout.trim().split('\n').pop() ?? '';
+  if (last.startsWith('{')) {
+    try {
+      json = JSON.parse(last) as Record<string, unknown>;
+    } catch {
+      json = null;
+    }
+  }
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr, json };
+}
+
+/** The Node sample: add() is wrong, one test fails. */
+export const NODE_REPO: Readonly<Record<string, string>> = {
+  'package.json': '{ "name": "golden", "private": true, "type": "module", "scripts": { "test": "node --test" } }\n',
+  'src/math.js': 'export function add(a, b) {\n  return a - b;\n}\n',
+  'test/math.test.js':
+    "import assert from 'node:assert/strict';\nimport { test } from 'node:test';\nimport { add } from '../src/math.js';\n\ntest('adds', () => {\n  assert.equal(add(2, 3), 5);\n});\n\ntest('adds negatives', () => {\n  assert.equal(add(-2, -3), -5);\n});\n",
+  'README.md': '# golden\n',
+};
