@@ -1,20 +1,35 @@
 /**
  * The executable: runs main() with the process's streams and turns an
- * unexpected throw into a short, redacted report and exit code 70.
+ * unexpected throw into a short, redacted report and exit code 70. Errors
+ * may carry text from tools, workers or models, so nothing reaches the
+ * terminal before the secrets pack's redactor has seen it.
  */
 import { ExitCode } from './cli/exit-codes.js';
 import { processIo, writeLine } from './cli/output.js';
 import { main } from './main.js';
 
 const io = processIo();
+
+async function report(error: unknown): Promise<void> {
+  let text: string;
+  try {
+    const secrets = await import('@crustcore/secrets');
+    text = secrets.formatRedactedError(error, new secrets.Redactor({}));
+  } catch {
+    // Without the redactor, print only the error's class: never unredacted text.
+    text = `${error instanceof Error ? error.name : typeof error} (details withheld: the redactor could not load)`;
+  }
+  writeLine(io.stderr, `${io.err.red('internal error:')} ${text}`);
+  writeLine(io.stderr, 'This is a bug in crustcore. Re-run with the same arguments and report the output above.');
+  process.exitCode = ExitCode.internal;
+}
+
+process.on('uncaughtException', (error) => void report(error));
+process.on('unhandledRejection', (error) => void report(error));
+
 main(process.argv.slice(2), io).then(
   (code) => {
     process.exitCode = code;
   },
-  (error: unknown) => {
-    const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    writeLine(io.stderr, `${io.err.red('internal error:')} ${message}`);
-    writeLine(io.stderr, 'This is a bug in crustcore. Re-run with the same arguments and report the output above.');
-    process.exitCode = ExitCode.internal;
-  },
+  (error: unknown) => report(error),
 );

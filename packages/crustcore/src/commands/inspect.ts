@@ -5,9 +5,10 @@
  * the reason otherwise. A torn tail left by a crash is reported, not failed.
  */
 import { existsSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  defaultHeadPath,
   describeReceiptKeyError,
   type InspectReport,
   inspectLog,
@@ -36,8 +37,7 @@ export function ledgerPaths(values: { dir?: string | undefined; log?: string | u
   if (values.dir !== undefined && values.log !== undefined) throw new UsageError('give --dir or --log, not both');
   if (values.log !== undefined) {
     const logPath = resolve(io.cwd, values.log);
-    const { headPath, artifactsDir } = stateDirLayout(resolve(logPath, '..'));
-    return { logPath, headPath: logPath.endsWith('.log') ? `${logPath.slice(0, -4)}.head` : headPath, artifactsDir };
+    return { logPath, headPath: defaultHeadPath(logPath), artifactsDir: stateDirLayout(dirname(logPath)).artifactsDir };
   }
   return stateDirLayout(resolve(io.cwd, values.dir ?? DEFAULT_STATE_DIR));
 }

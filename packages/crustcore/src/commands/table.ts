@@ -11,6 +11,7 @@ import { inspectCommand } from './inspect.js';
 import { modelsCommand } from './models.js';
 import { recoverCommand } from './recover.js';
 import { runCommand } from './run.js';
+import { secretCommand } from './secret.js';
 
 export function commandTable(): readonly Command[] {
   return [
@@ -22,6 +23,7 @@ export function commandTable(): readonly Command[] {
     recoverCommand,
     gcCommand,
     doctorCommand,
+    secretCommand,
     modelsCommand,
   ];
 }

@@ -27,6 +27,7 @@ import {
   recoverJournals,
 } from '@crustcore/verify';
 import { LedgerRecorder, type Redact } from './ledger-recorder.js';
+import { loadRuntimeRedactor } from './runtime-redactor.js';
 import type { ApprovalChannel, Narrator } from './ports.js';
 import type { RuntimeIds } from './runtime-ids.js';
 import { TaskLoop, type TaskOutcome } from './task-loop.js';
@@ -106,7 +107,8 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
   const artifacts = new ArtifactStore(join(projectDir, 'artifacts'));
   const lastReceipt = findLastReceiptHash(logPath) as Hash32;
   const receipts = new ReceiptIssuer(key.right, { prevReceiptHash: lastReceipt });
-  const recorder = new LedgerRecorder(writer.right, artifacts, receipts, clockMs, options.redact);
+  const redact = options.redact ?? (await loadRuntimeRedactor(options.home, options.env)).redact;
+  const recorder = new LedgerRecorder(writer.right, artifacts, receipts, clockMs, redact);
 
   const verifyCap = mintSandboxExecCap('verify');
   if (verifyCap._tag === 'Left') throw new SetupError(`sandbox: ${verifyCap.left.message}. Run "crustcore doctor".`);

@@ -1,0 +1,88 @@
+/**
+ * Runs one claimed task job through the verified task runtime (`runTask`):
+ * the user's repository, a sandboxed external worker, sandboxed verify in a
+ * fresh worktree, the daemon's approval desk, the apply journal and the
+ * ledger under this daemon's $CRUSTCORE_HOME.
+ *
+ * Attempt 1 runs under the queued task id; a retry (after a lost lease or a
+ * crash) runs as `<task>-a<attempt>`, so its ledger records and worktrees
+ * never collide with a dead attempt's leftovers.
+ */
+import { type JobId, makeId, type TaskId } from '@crustcore/kernel';
+import { type Argv, detectVerifyCommand, ExternalCommandBackend } from '@crustcore/verify';
+import { silentNarrator } from '../runtime/narrator.js';
+import { runTask, SetupError } from '../runtime/run-task.js';
+import { randomIds } from '../runtime/runtime-ids.js';
+import type { TaskOutcomeKind } from '../runtime/task-loop.js';
+import type { JobRunResult, RunningJob } from './supervisor.js';
+import type { TaskJobResult } from './task-job.js';
+
+export interface TaskJobContext {
+  readonly home: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly owner: string;
+}
+
+const RETRYABLE: ReadonlySet<TaskOutcomeKind> = new Set(['internal']);
+
+export function runtimeTaskId(queuedTaskId: string | null, attempt: number): TaskId {
+  if (queuedTaskId === null) return randomIds.taskId();
+  return attempt <= 1 ? (queuedTaskId as TaskId) : makeId('TaskId', `${queuedTaskId.slice(2)}-a${attempt}`);
+}
+
+export async function runTaskJob(job: RunningJob, context: TaskJobContext): Promise<JobRunResult> {
+  const { payload, lease } = job;
+  const taskId = runtimeTaskId(lease.taskId, lease.attempt);
+  const failed = (error: string, retryable: boolean): JobRunResult => ({ kind: 'failed', result: null, error, retryable });
+  let verifyArgv: Argv;
+  if (payload.verify !== null) verifyArgv = payload.verify;
+  else {
+    const detected = await detectVerifyCommand(payload.dir);
+    if (detected === null) return failed(`no test command found in ${payload.dir}; enqueue with --verify`, false);
+    verifyArgv = detected.argv;
+  }
+  // The task's own wall-clock bound, on top of the daemon's stop signal.
+  const signal = AbortSignal.any([job.signal, AbortSignal.timeout(payload.timeoutSeconds * 1_000)]);
+  try {
+    const run = await runTask({
+      dir: payload.dir,
+      goal: payload.goal,
+      home: context.home,
+      env: context.env,
+      verifyArgv,
+      verifyArgvFromUser: payload.verify !== null && payload.verifyFromUser,
+      makeBackend: ({ workerCap }) => new ExternalCommandBackend(workerCap(), { argv: payload.worker }),
+      approvals: job.approvals,
+      approvalMode: payload.approve,
+      // The approval desk is the person who can be asked.
+      canAsk: payload.approve === 'ask',
+      narrator: silentNarrator,
+      ids: { ...randomIds, jobId: () => lease.jobId as JobId },
+      taskId,
+      maxRevisits: payload.maxRevisits,
+      signal,
+    });
+    const outcome = run.outcome;
+    const result: TaskJobResult = {
+      taskId,
+      outcome: outcome.kind,
+      reason: outcome.reason.slice(0, 2_000),
+      attempts: outcome.attempts,
+      patchHash: outcome.patchHash,
+      applied: outcome.journalId,
+      owner: context.owner,
+      stateDir: run.projectDir,
+    };
+    if (outcome.kind === 'completed') return { kind: 'succeeded', result };
+    const timedOut = !job.signal.aborted && signal.aborted;
+    return {
+      kind: 'failed',
+      result,
+      error: `${outcome.kind}: ${timedOut ? `timed out after ${payload.timeoutSeconds} s` : result.reason}`,
+      retryable: RETRYABLE.has(outcome.kind),
+    };
+  } catch (error) {
+    if (error instanceof SetupError) return failed(error.message, false);
+    return failed(`internal: ${error instanceof Error ? error.message : String(error)}`, true);
+  }
+}
