@@ -281,13 +281,16 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     if (outcome.right._tag === 'Failed') {
       const d = outcome.right.diagnosis;
       this.#diagnosis = d;
-      const where = d.firstErrorLocation ? ` at ${d.firstErrorLocation.file}:${d.firstErrorLocation.line ?? '?'}` : '';
-      const expected =
-        d.expected !== null && d.received !== null ? ` (expected ${d.expected}, received ${d.received})` : '';
+      await this.#o.recorder.appendNote('verify.diagnosis', this.#o.taskId as never, JSON.parse(JSON.stringify(d)));
+      const where = d.firstErrorLocation ? ` (${d.firstErrorLocation.file}:${d.firstErrorLocation.line ?? '?'})` : '';
+      const names = d.failingTests.length ? d.failingTests.slice(0, 3).join(', ') : null;
+      const expected = d.expected !== null && d.received !== null ? `expected ${d.expected}, received ${d.received}` : null;
+      // One readable line for people and for the next attempt's prompt; the full diagnosis is in the ledger.
+      const summaryLine = names && expected ? `${names}: ${expected}${where}` : `${d.summary}${expected ? ` — ${expected}` : ''}${where}`;
       return {
         kind: 'failed',
         category: d.kind,
-        summary: `${d.summary}${expected}${where}`.slice(0, 2_000),
+        summary: summaryLine.slice(0, 2_000),
         failingTests: d.failingTests,
         firstError: d.firstErrorLocation ? `${d.firstErrorLocation.file}:${d.firstErrorLocation.line ?? '?'}` : null,
         commands,
