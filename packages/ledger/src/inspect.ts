@@ -1,0 +1,271 @@
+/**
+ * Inspecting a log: the chain and head (chain-check.ts), then, frame by
+ * frame, what the payloads promise: canonical JSON, receipts (MAC, chain,
+ * place in the log), referenced artifacts (present and intact), kernel event
+ * headers, and optionally a full replay. Read-only: a torn tail is reported
+ * (the writer truncates it when it next opens the log), never "fixed" here.
+ *
+ * Artifact references: any payload field, at any depth, named `artifact`,
+ * ending in `Artifact` (e.g. `stdoutArtifact`) or named `artifacts` (a list),
+ * whose value is a 64-hex SHA-256, plus a receipt's `artifactHashes`.
+ * Receipt references: a top-level `receiptHash` in any frame but a receipt
+ * must name a receipt recorded earlier in the log (for the same tool call).
+ */
+import { closeSync, fstatSync, openSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { isHash32, type Json } from '@crustcore/kernel';
+import { type ArtifactError, ArtifactStore, describeArtifactError } from './artifacts.js';
+import { ChainCheck, type ChainReport, type IntegrityFailure, integrityFailure } from './chain-check.js';
+import { type DecodedFrame, decodePayload } from './frame.js';
+import { readHeadState } from './head.js';
+import { RECEIPT_KIND } from './kinds.js';
+import { defaultHeadPath } from './log-writer.js';
+import { decodeToolReceipt, GENESIS_RECEIPT_HASH, receiptHash, verifyReceipt } from './receipt.js';
+import type { ReceiptKey } from './receipt-key.js';
+import { checkEventHeader, Replayer, type ReplayKernel, type ReplaySummary } from './replay.js';
+import { scanFile } from './scan.js';
+import { nodeSha256, type Sha256 } from './sha256.js';
+import { StoryBuilder, type TaskStory } from './story.js';
+
+export interface InspectOptions<E = unknown> {
+  readonly logPath: string;
+  readonly headPath?: string;
+  /** Default: `artifacts/` next to the log. */
+  readonly artifactsDir?: string;
+  /** Needed to check receipts and the head MAC; without it a log holding receipts fails. */
+  readonly key?: ReceiptKey;
+  /** The kernel: its event kinds get header checks; with `replay`, a full replay. */
+  readonly kernel?: ReplayKernel<E>;
+  readonly replay?: boolean;
+  /** Tell only this task's story. */
+  readonly taskId?: string;
+  readonly sha256?: Sha256;
+}
+
+export interface InspectReport {
+  readonly ok: boolean;
+  /** The first bad seq and why; undefined when intact. */
+  readonly failure: IntegrityFailure | undefined;
+  readonly chain: ChainReport;
+  readonly receiptsChecked: number;
+  readonly artifactsChecked: number;
+  readonly kernelEventsChecked: number;
+  readonly replay: ReplaySummary | undefined;
+  readonly tasks: readonly TaskStory[];
+}
+
+/** Field names that hold artifact hashes (see the module comment). */
+export function isArtifactField(name: string): boolean {
+  return name === 'artifact' || name === 'artifacts' || name.endsWith('Artifact');
+}
+
+/** Every artifact hash a payload references, by the naming convention. */
+export function artifactReferences(payload: Json, found: Set<string> = new Set(), depth = 0): Set<string> {
+  if (depth > 64 || typeof payload !== 'object' || payload === null) return found;
+  if (Array.isArray(payload)) {
+    for (const item of payload) artifactReferences(item, found, depth + 1);
+    return found;
+  }
+  for (const [name, value] of Object.entries(payload as { readonly [k: string]: Json | undefined })) {
+    if (value === undefined) continue;
+    if (isArtifactField(name)) {
+      if (isHash32(value)) found.add(value);
+      else if (Array.isArray(value)) for (const item of value) if (isHash32(item)) found.add(item);
+    }
+    artifactReferences(value, found, depth + 1);
+  }
+  return found;
+}
+
+interface ReceiptRecord {
+  readonly toolCallId: string;
+  readonly taskId: string;
+}
+
+/** The per-frame checks on decoded payloads. Collects the first failure only. */
+class PayloadChecks<E> {
+  readonly #options: InspectOptions<E>;
+  readonly #store: ArtifactStore;
+  readonly #sha256: Sha256;
+  readonly #artifactResults = new Map<string, ArtifactError | undefined>();
+  readonly #receipts = new Map<string, ReceiptRecord>();
+  readonly #replayer: Replayer<E> | undefined;
+  readonly stories: StoryBuilder;
+  #lastReceiptHash: string = GENESIS_RECEIPT_HASH;
+  failure: IntegrityFailure | undefined;
+  receiptsChecked = 0;
+  kernelEventsChecked = 0;
+
+  constructor(options: InspectOptions<E>, sha256: Sha256) {
+    this.#options = options;
+    this.#sha256 = sha256;
+    this.#store = new ArtifactStore(options.artifactsDir ?? join(dirname(options.logPath), 'artifacts'), { sha256 });
+    this.#replayer = options.replay === true && options.kernel !== undefined ? new Replayer(options.kernel) : undefined;
+    this.stories = new StoryBuilder(options.taskId);
+  }
+
+  get artifactsChecked(): number {
+    return this.#artifactResults.size;
+  }
+
+  visit(frame: DecodedFrame): void {
+    if (this.failure !== undefined) return;
+    const payload = decodePayload(frame);
+    if (payload._tag === 'Left') {
+      this.failure = integrityFailure('bad-payload', frame.seq, payload.left.reason, frame.offset);
+      return;
+    }
+    this.failure = this.#check(frame, payload.right);
+    if (this.failure !== undefined) return;
+    this.stories.feed(frame, payload.right);
+    if (this.#replayer !== undefined) this.failure = this.#replayer.feed(frame, payload.right);
+  }
+
+  #check(frame: DecodedFrame, payload: Json): IntegrityFailure | undefined {
+    const kernel = this.#options.kernel;
+    if (kernel?.isKernelEventKind(frame.kind) === true) {
+      this.kernelEventsChecked++;
+      const problem = checkEventHeader(frame, payload);
+      if (problem !== undefined) return integrityFailure('bad-payload', frame.seq, problem, frame.offset);
+    }
+    if (frame.kind === RECEIPT_KIND) {
+      const failure = this.#checkReceipt(frame, payload);
+      if (failure !== undefined) return failure;
+    } else {
+      const failure = this.#checkReceiptReference(frame, payload);
+      if (failure !== undefined) return failure;
+    }
+    return this.#checkArtifacts(frame, artifactReferences(payload));
+  }
+
+  #checkReceipt(frame: DecodedFrame, payload: Json): IntegrityFailure | undefined {
+    const bad = (detail: string) => integrityFailure('bad-receipt', frame.seq, detail, frame.offset);
+    const decoded = decodeToolReceipt(payload);
+    if (decoded._tag === 'Left') {
+      return bad(`malformed receipt: ${decoded.left._tag === 'ReceiptMalformed' ? decoded.left.reason : 'bad MAC'}`);
+    }
+    const receipt = decoded.right;
+    const key = this.#options.key;
+    if (key === undefined) return bad('no receipt key: receipts cannot be checked (pass --key or set CRUSTCORE_HOME)');
+    const verified = verifyReceipt(key, receipt, this.#sha256);
+    if (verified._tag === 'Left') return bad('receipt MAC does not verify: forged or altered');
+    if (receipt.eventSeq !== frame.seq) {
+      return bad(`receipt claims seq ${receipt.eventSeq} but is recorded at seq ${frame.seq} (moved or replayed)`);
+    }
+    if (receipt.prevReceiptHash !== this.#lastReceiptHash) {
+      return bad('receipt does not link to the previous receipt (one was removed, reordered or replayed)');
+    }
+    if (frame.taskId !== undefined && frame.taskId !== receipt.taskId)
+      return bad('receipt task differs from its frame');
+    if (frame.jobId !== undefined && frame.jobId !== receipt.jobId) return bad('receipt job differs from its frame');
+    this.#lastReceiptHash = verified.right;
+    this.#receipts.set(verified.right, { toolCallId: receipt.toolCallId, taskId: receipt.taskId });
+    this.receiptsChecked++;
+    const artifacts = this.#checkArtifacts(frame, new Set(receipt.artifactHashes));
+    return artifacts;
+  }
+
+  #checkReceiptReference(frame: DecodedFrame, payload: Json): IntegrityFailure | undefined {
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return undefined;
+    const fields = payload as { readonly [k: string]: Json | undefined };
+    const hash = fields.receiptHash;
+    if (hash === undefined) return undefined;
+    const record = typeof hash === 'string' ? this.#receipts.get(hash) : undefined;
+    if (record === undefined) {
+      return integrityFailure(
+        'bad-receipt',
+        frame.seq,
+        `names receipt ${String(hash).slice(0, 64)}, which the log does not hold`,
+        frame.offset,
+      );
+    }
+    if (typeof fields.toolCallId === 'string' && fields.toolCallId !== record.toolCallId) {
+      return integrityFailure(
+        'bad-receipt',
+        frame.seq,
+        `receipt is for ${record.toolCallId}, not ${fields.toolCallId}`,
+        frame.offset,
+      );
+    }
+    return undefined;
+  }
+
+  #checkArtifacts(frame: DecodedFrame, hashes: ReadonlySet<string>): IntegrityFailure | undefined {
+    for (const hash of hashes) {
+      let result = this.#artifactResults.get(hash);
+      if (!this.#artifactResults.has(hash)) {
+        const checked = this.#store.check(hash);
+        result = checked._tag === 'Left' ? checked.left : undefined;
+        this.#artifactResults.set(hash, result);
+      }
+      if (result !== undefined) {
+        const reason = result._tag === 'ArtifactMissing' ? 'missing-artifact' : 'bad-artifact';
+        return integrityFailure(reason, frame.seq, describeArtifactError(result), frame.offset);
+      }
+    }
+    return undefined;
+  }
+
+  finishReplay(): { failure: IntegrityFailure | undefined; summary: ReplaySummary } | undefined {
+    return this.#replayer?.finish();
+  }
+}
+
+/** Checks a whole log. Never throws for bad log content; I/O errors (no such file) do throw. */
+export function inspectLog<E>(options: InspectOptions<E>): InspectReport {
+  const sha256 = options.sha256 ?? nodeSha256;
+  const headState = readHeadState(options.headPath ?? defaultHeadPath(options.logPath));
+  const chain = new ChainCheck(headState);
+  const checks = new PayloadChecks(options, sha256);
+  const fd = openSync(options.logPath, 'r');
+  let size: number;
+  try {
+    size = fstatSync(fd).size;
+  } finally {
+    closeSync(fd);
+  }
+  const end = scanFile(options.logPath, 0, sha256, (frame) => {
+    const accepted = chain.acceptedFrames;
+    const more = chain.visit(frame);
+    if (chain.acceptedFrames > accepted) checks.visit(frame);
+    return more;
+  });
+  const chainReport = chain.finish(end, size, options.key);
+  const replay = chainReport.failure === undefined ? checks.finishReplay() : undefined;
+  const failures = [checks.failure, replay?.failure, chainReport.failure].filter(
+    (f): f is IntegrityFailure => f !== undefined,
+  );
+  // The first bad seq wins; at equal seqs, the order above (payload, replay, chain).
+  const failure = failures.reduce<IntegrityFailure | undefined>(
+    (first, f) => (first === undefined || f.seq < first.seq ? f : first),
+    undefined,
+  );
+  return {
+    ok: failure === undefined,
+    failure,
+    chain: chainReport,
+    receiptsChecked: checks.receiptsChecked,
+    artifactsChecked: checks.artifactsChecked,
+    kernelEventsChecked: checks.kernelEventsChecked,
+    replay: replay?.summary,
+    tasks: checks.stories.stories(),
+  };
+}
+
+/**
+ * The hash of the last receipt in a log (genesis when none), so a restarted
+ * runtime's ReceiptIssuer continues the chain. Reads the log up to its
+ * first bad frame.
+ */
+export function findLastReceiptHash(logPath: string, sha256: Sha256 = nodeSha256): string {
+  let last: string = GENESIS_RECEIPT_HASH;
+  scanFile(logPath, 0, sha256, (frame) => {
+    if (frame.kind !== RECEIPT_KIND) return true;
+    const payload = decodePayload(frame);
+    if (payload._tag === 'Left') return true;
+    const receipt = decodeToolReceipt(payload.right);
+    if (receipt._tag === 'Right') last = receiptHash(receipt.right, sha256);
+    return true;
+  });
+  return last;
+}

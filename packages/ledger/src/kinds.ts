@@ -1,0 +1,11 @@
+/**
+ * Frame kinds the ledger itself gives meaning to. Kernel events use their
+ * PascalCase event kind; everything else is lowercase dotted.
+ */
+
+/** Written by the writer after truncating a torn tail; payload `{reason, truncatedBytes, afterSeq, zeroFilled}`. */
+export const RECOVERED_KIND = 'ledger.recovered';
+/** Written by the runtime after each kernel step; payload `{for, actions, state}`. */
+export const ACTIONS_KIND = 'kernel.actions';
+/** A tool receipt; payload = the receipt (see receipt.ts). */
+export const RECEIPT_KIND = 'tool.receipt';

@@ -1,0 +1,136 @@
+/**
+ * Reading frames out of a log, from memory or from a file in bounded chunks.
+ * Scanning only decodes and checks each frame's own bytes; the chain rules
+ * (seq order, links, head) live in chain-check.ts.
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { type CorruptProblem, type DecodedFrame, decodeFrame, MAX_FRAME_BYTES } from './frame.js';
+import type { Sha256 } from './sha256.js';
+
+/** How a scan ended. `zeroFilled`: every byte from `offset` to the end is zero. */
+export type ScanEnd =
+  | { readonly _tag: 'End'; readonly offset: number }
+  | {
+      readonly _tag: 'Incomplete';
+      readonly offset: number;
+      readonly availableBytes: number;
+      readonly zeroFilled: boolean;
+    }
+  | {
+      readonly _tag: 'Corrupt';
+      readonly offset: number;
+      readonly problem: CorruptProblem;
+      readonly detail: string;
+      readonly zeroFilled: boolean;
+    }
+  /** The visitor asked to stop at `offset`. */
+  | { readonly _tag: 'Stopped'; readonly offset: number };
+
+/** Return false to stop the scan. Frames' `bytes` are views: copy what you keep. */
+export type FrameVisitor = (frame: DecodedFrame) => boolean;
+
+function allZero(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] !== 0) return false;
+  return true;
+}
+
+export function scanBytes(bytes: Uint8Array, startOffset: number, sha256: Sha256, visit: FrameVisitor): ScanEnd {
+  let offset = startOffset;
+  while (offset < bytes.length) {
+    const decoded = decodeFrame(bytes, offset, sha256);
+    if (decoded._tag === 'Frame') {
+      offset = decoded.end;
+      if (!visit(decoded.frame)) return { _tag: 'Stopped', offset };
+      continue;
+    }
+    const zeroFilled = allZero(bytes.subarray(offset));
+    if (decoded._tag === 'Incomplete') {
+      return { _tag: 'Incomplete', offset, availableBytes: decoded.availableBytes, zeroFilled };
+    }
+    return { _tag: 'Corrupt', offset, problem: decoded.problem, detail: decoded.detail, zeroFilled };
+  }
+  return { _tag: 'End', offset };
+}
+
+export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Scans a log file from `startOffset` without loading it whole: a chunk at a
+ * time, growing the window only as far as one frame needs (at most
+ * MAX_FRAME_BYTES).
+ */
+export function scanFile(
+  path: string,
+  startOffset: number,
+  sha256: Sha256,
+  visit: FrameVisitor,
+  chunkBytes: number = DEFAULT_CHUNK_BYTES,
+): ScanEnd {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    let windowStart = startOffset;
+    let window: Uint8Array = new Uint8Array(0);
+    let fileAt = startOffset;
+    for (;;) {
+      // Refill: keep the undecoded rest of the window, append the next chunk.
+      const want = Math.min(size - fileAt, Math.max(chunkBytes, Math.min(MAX_FRAME_BYTES, 2 * window.length)));
+      if (want > 0) {
+        const next = new Uint8Array(window.length + want);
+        next.set(window, 0);
+        const read = readFully(fd, next, window.length, want, fileAt);
+        fileAt += read;
+        window = next.subarray(0, window.length + read);
+      }
+      const atEof = fileAt >= size;
+      let local = 0;
+      let stop: ScanEnd | undefined;
+      while (local < window.length) {
+        const decoded = decodeFrame(window, local, sha256, windowStart);
+        if (decoded._tag === 'Frame') {
+          local = decoded.end;
+          if (!visit(decoded.frame)) {
+            stop = { _tag: 'Stopped', offset: windowStart + local };
+            break;
+          }
+          continue;
+        }
+        if (decoded._tag === 'Incomplete' && !atEof) break; // need more bytes
+        const offset = windowStart + local;
+        const zeroFilled = allZero(window.subarray(local)) && restIsZero(fd, fileAt, size);
+        stop =
+          decoded._tag === 'Incomplete'
+            ? { _tag: 'Incomplete', offset, availableBytes: window.length - local, zeroFilled }
+            : { _tag: 'Corrupt', offset, problem: decoded.problem, detail: decoded.detail, zeroFilled };
+        break;
+      }
+      if (stop !== undefined) return stop;
+      window = window.subarray(local);
+      windowStart += local;
+      if (atEof && window.length === 0) return { _tag: 'End', offset: windowStart };
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readFully(fd: number, into: Uint8Array, at: number, length: number, position: number): number {
+  let done = 0;
+  while (done < length) {
+    const read = readSync(fd, into, at + done, length - done, position + done);
+    if (read === 0) break;
+    done += read;
+  }
+  return done;
+}
+
+function restIsZero(fd: number, from: number, size: number): boolean {
+  const buffer = new Uint8Array(Math.min(1024 * 1024, Math.max(0, size - from)));
+  for (let at = from; at < size; ) {
+    const read = readSync(fd, buffer, 0, Math.min(buffer.length, size - at), at);
+    if (read === 0) break;
+    if (!allZero(buffer.subarray(0, read))) return false;
+    at += read;
+  }
+  return true;
+}

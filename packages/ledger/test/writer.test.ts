@@ -1,0 +1,208 @@
+import { copyFileSync, existsSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { decodeHead, inspectLog, LedgerWriter, RECOVERED_KIND, stateDirLayout } from '../src/index.js';
+import { framesOf, mustAppend, note, openWriter, readLog, tempDir, testKey, writeNotes } from './helpers.js';
+
+const dirs: Array<{ remove: () => void }> = [];
+function dir(): string {
+  const d = tempDir();
+  dirs.push(d);
+  return d.path;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) d.remove();
+});
+
+const inspect = (path: string, key = testKey()) => inspectLog({ ...stateDirLayout(path), key });
+
+describe('durable appends', () => {
+  it('writes a chain the inspector accepts, with a head naming the last frame', async () => {
+    const path = dir();
+    await writeNotes(path, 20, { key: testKey() });
+    const report = inspect(path);
+    expect(report.failure).toBeUndefined();
+    expect(report.chain.frames).toBe(20);
+    const head = decodeHead(readFileSync(stateDirLayout(path).headPath, 'utf8'));
+    expect(head).toMatchObject({ _tag: 'Right', right: { seq: 20, end: statSync(stateDirLayout(path).logPath).size } });
+    // Durable mode: every frame is its own group commit.
+    expect(framesOf(readLog(path)).every((f) => f.commit)).toBe(true);
+  });
+
+  it('continues the same chain after reopening', async () => {
+    const path = dir();
+    await writeNotes(path, 3, { key: testKey() });
+    await writeNotes(path, 4, { key: testKey() });
+    const frames = framesOf(readLog(path));
+    expect(frames.map((f) => f.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(inspect(path).ok).toBe(true);
+  });
+
+  it('fsyncs the directory entry of a new log (the file exists before the first append)', async () => {
+    const path = dir();
+    const writer = await openWriter(path);
+    expect(existsSync(stateDirLayout(path).logPath)).toBe(true);
+    await writer.close();
+  });
+});
+
+describe('group commit', () => {
+  it('one commit covers every append queued while the previous one synced', async () => {
+    const path = dir();
+    const writer = await openWriter(path, { mode: 'batched', maxBatchFrames: 64, key: testKey() });
+    const acks = await Promise.all(Array.from({ length: 200 }, () => writer.append(note(0))));
+    await writer.close();
+    expect(acks.map((a) => (a._tag === 'Right' ? a.right.seq : -1))).toEqual(
+      Array.from({ length: 200 }, (_, i) => i + 1),
+    );
+    const frames = framesOf(readLog(path));
+    const commits = frames.filter((f) => f.commit).length;
+    expect(commits).toBeGreaterThanOrEqual(Math.ceil(200 / 64));
+    expect(commits).toBeLessThan(20);
+    expect(frames.at(-1)?.commit).toBe(true);
+    expect(inspect(path).ok).toBe(true);
+  });
+
+  it('append resolves only after its frame is on disk', async () => {
+    const path = dir();
+    const writer = await openWriter(path, { mode: 'batched' });
+    const ack = await writer.append(note(1));
+    expect(ack._tag).toBe('Right');
+    // Read with a separate descriptor while the writer is still open.
+    expect(framesOf(readLog(path)).map((f) => f.seq)).toEqual([1]);
+    await writer.close();
+  });
+});
+
+describe('append errors are values', () => {
+  it('bad input fails before taking a seq', async () => {
+    const path = dir();
+    const writer = await openWriter(path);
+    const bad = await writer.append({ ...note(1), kind: 'no spaces allowed' });
+    expect(bad).toMatchObject({ _tag: 'Left', left: { _tag: 'FrameInputError', field: 'kind' } });
+    expect(writer.nextSeq).toBe(1);
+    await mustAppend(writer, note(1));
+    await writer.close();
+    expect(await writer.append(note(2))).toEqual({ _tag: 'Left', left: { _tag: 'LedgerClosed' } });
+  });
+
+  it('a full queue refuses instead of growing', async () => {
+    const path = dir();
+    const writer = await openWriter(path, { mode: 'batched', maxQueuedFrames: 5, key: testKey() });
+    const results = await Promise.all(Array.from({ length: 8 }, () => writer.append(note(0))));
+    expect(results.filter((r) => r._tag === 'Left' && r.left._tag === 'QueueFull').length).toBe(3);
+    await writer.close();
+    expect(inspect(path).failure).toBeUndefined();
+  });
+
+  it('payloads over the bound are refused', async () => {
+    const path = dir();
+    const writer = await openWriter(path, { maxPayloadBytes: 100 });
+    expect(await writer.append(note(1, { big: 'x'.repeat(200) }))).toMatchObject({
+      _tag: 'Left',
+      left: { field: 'payload' },
+    });
+    await writer.close();
+  });
+});
+
+describe('locking', () => {
+  it('a second writer on the same log is refused while the first lives', async () => {
+    const path = dir();
+    const first = await openWriter(path);
+    const second = await LedgerWriter.open(stateDirLayout(path));
+    expect(second).toMatchObject({ _tag: 'Left', left: { _tag: 'LedgerLocked' } });
+    await first.close();
+    const third = await LedgerWriter.open(stateDirLayout(path));
+    expect(third._tag).toBe('Right');
+    if (third._tag === 'Right') await third.right.close();
+  });
+
+  it("a dead writer's lock is taken over", async () => {
+    const path = dir();
+    writeFileSync(`${stateDirLayout(path).logPath}.lock`, '999999999\n');
+    const writer = await openWriter(path);
+    await writer.close();
+  });
+});
+
+describe('crash recovery on open', () => {
+  /** Builds the state a crash leaves: frame n+1 half written, head still at n. */
+  async function crashState(path: string, keep: number, cutInside: number): Promise<void> {
+    const layout = stateDirLayout(path);
+    await writeNotes(path, keep, { key: testKey() });
+    copyFileSync(layout.headPath, `${layout.headPath}.saved`);
+    const before = statSync(layout.logPath).size;
+    await writeNotes(path, 1, { key: testKey() });
+    copyFileSync(`${layout.headPath}.saved`, layout.headPath);
+    if (before + cutInside < statSync(layout.logPath).size) truncateSync(layout.logPath, before + cutInside);
+  }
+
+  it('a torn last frame is reported as a torn tail, not tampering, then truncated under ledger.recovered', async () => {
+    const path = dir();
+    await crashState(path, 5, 37);
+    const before = inspect(path);
+    expect(before.failure).toBeUndefined();
+    expect(before.chain.tornTail).toMatchObject({ afterSeq: 5, bytes: 37 });
+
+    const writer = await openWriter(path, { key: testKey(), clockMs: () => 1_700_000_999_000 });
+    expect(writer.recovery).toEqual({ truncatedBytes: 37, afterSeq: 5, zeroFilled: false, recoveredSeq: 6 });
+    await mustAppend(writer, note(7));
+    await writer.close();
+
+    const frames = framesOf(readLog(path));
+    expect(frames.map((f) => f.kind)).toEqual([...Array(5).fill('test.note'), RECOVERED_KIND, 'test.note']);
+    const after = inspect(path);
+    expect(after.failure).toBeUndefined();
+    expect(after.chain.tornTail).toBeUndefined();
+  });
+
+  it('a zero-filled tail past the head is a torn tail too', async () => {
+    const path = dir();
+    await writeNotes(path, 3, { key: testKey() });
+    const layout = stateDirLayout(path);
+    writeFileSync(layout.logPath, new Uint8Array(4096), { flag: 'a' });
+    expect(inspect(path).chain.tornTail).toMatchObject({ zeroFilled: true, bytes: 4096 });
+    const writer = await openWriter(path, { key: testKey() });
+    expect(writer.recovery?.truncatedBytes).toBe(4096);
+    await writer.close();
+    expect(inspect(path).ok).toBe(true);
+  });
+
+  it('complete frames past the head (crash before the head update) are kept and the head caught up', async () => {
+    const path = dir();
+    await crashState(path, 4, 10_000); // cut beyond the end: the whole frame 5 survives
+    const report = inspect(path);
+    expect(report.ok).toBe(true);
+    expect(report.chain.framesPastHead).toBe(1);
+    const writer = await openWriter(path, { key: testKey() });
+    expect(writer.recovery).toBeUndefined();
+    expect(writer.nextSeq).toBe(6);
+    await writer.close();
+    expect(inspect(path).chain.framesPastHead).toBe(0);
+  });
+
+  it('refuses to append to a log that does not check out', async () => {
+    const path = dir();
+    await writeNotes(path, 4, { key: testKey() });
+    const bytes = readLog(path);
+    bytes[bytes.length - 50]! ^= 1;
+    writeFileSync(stateDirLayout(path).logPath, bytes);
+    const opened = await LedgerWriter.open({ ...stateDirLayout(path), key: testKey() });
+    expect(opened).toMatchObject({
+      _tag: 'Left',
+      left: { _tag: 'LedgerDamaged', failure: { reason: 'head-mismatch' } },
+    });
+  });
+
+  it('refuses a head signed with another key', async () => {
+    const path = dir();
+    await writeNotes(path, 2, { key: testKey(1) });
+    const opened = await LedgerWriter.open({ ...stateDirLayout(path), key: testKey(2) });
+    expect(opened).toMatchObject({
+      _tag: 'Left',
+      left: { _tag: 'LedgerDamaged', failure: { reason: 'head-mismatch' } },
+    });
+    expect(inspect(path, testKey(2)).failure?.reason).toBe('head-mismatch');
+    expect(inspect(path, testKey(1)).ok).toBe(true);
+  });
+});
