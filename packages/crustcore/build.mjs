@@ -5,7 +5,14 @@ import { readFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
-const packs = ['@crustcore/net', '@crustcore/agent', '@crustcore/workers', '@crustcore/state', '@crustcore/mcp', '@crustcore/secrets'];
+const packs = [
+  '@crustcore/net',
+  '@crustcore/agent',
+  '@crustcore/workers',
+  '@crustcore/state',
+  '@crustcore/mcp',
+  '@crustcore/secrets',
+];
 
 await build({
   entryPoints: ['src/bin.ts'],

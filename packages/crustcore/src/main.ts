@@ -4,7 +4,7 @@
  */
 import { type Command, UsageError } from './cli/command.js';
 import { ExitCode } from './cli/exit-codes.js';
-import { type Io, processIo, writeLine } from './cli/output.js';
+import { type Io, writeLine } from './cli/output.js';
 import { commandTable } from './commands/table.js';
 
 declare const CRUSTCORE_VERSION: string;

@@ -15,7 +15,7 @@ import type { Json } from '@crustcore/kernel';
 import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
-import { asList, asRecord, askDaemon, CLIENT_OPTIONS, CLIENT_USAGE, socketOf, text } from '../daemon/admin-cli.js';
+import { askDaemon, asList, asRecord, CLIENT_OPTIONS, CLIENT_USAGE, socketOf, text } from '../daemon/admin-cli.js';
 
 function idArgument(positionals: readonly string[], name: string): string {
   const [id, ...extra] = positionals;
@@ -46,14 +46,23 @@ function stopping(name: 'cancel' | 'kill', summary: string): Command {
     summary,
     usage: `crustcore ${name} ID ${CLIENT_USAGE}`,
     async run(args, io) {
-      const { values, positionals } = parseArgs({ args: [...args], options: CLIENT_OPTIONS, allowPositionals: true, strict: true });
+      const { values, positionals } = parseArgs({
+        args: [...args],
+        options: CLIENT_OPTIONS,
+        allowPositionals: true,
+        strict: true,
+      });
       const id = idArgument(positionals, name);
       const json = values.json === true;
       const answer = await askDaemon(io, socketOf(io, values), { op: name, id }, json);
       if (answer._tag === 'Left') return answer.left;
       const result = asRecord(answer.right);
       if (json) writeLine(io.stdout, JSON.stringify({ ok: true, ...result }));
-      else writeLine(io.stdout, `${text(result.jobId)}: ${text(result.status)}${result.status === 'Killed' ? '' : ' (stops at its next safe point)'}`);
+      else
+        writeLine(
+          io.stdout,
+          `${text(result.jobId)}: ${text(result.status)}${result.status === 'Killed' ? '' : ' (stops at its next safe point)'}`,
+        );
       return ExitCode.ok;
     },
   };
@@ -92,7 +101,12 @@ function answering(name: 'approve' | 'deny', summary: string): Command {
     summary,
     usage: `crustcore ${name} ID ${CLIENT_USAGE}`,
     async run(args, io) {
-      const { values, positionals } = parseArgs({ args: [...args], options: CLIENT_OPTIONS, allowPositionals: true, strict: true });
+      const { values, positionals } = parseArgs({
+        args: [...args],
+        options: CLIENT_OPTIONS,
+        allowPositionals: true,
+        strict: true,
+      });
       const id = idArgument(positionals, name);
       const json = values.json === true;
       const socket = socketOf(io, values);
@@ -100,8 +114,19 @@ function answering(name: 'approve' | 'deny', summary: string): Command {
       if (listed._tag === 'Left') return listed.left;
       const approval = findPending(asList(asRecord(listed.right).approvals), id);
       if (approval === null) {
-        if (json) writeLine(io.stdout, JSON.stringify({ ok: false, error: { code: 'not-found', message: `nothing waits for approval under ${id}` } }));
-        else writeLine(io.stderr, `${io.err.red('error:')} nothing waits for approval under ${id} (see "crustcore tasks")`);
+        if (json)
+          writeLine(
+            io.stdout,
+            JSON.stringify({
+              ok: false,
+              error: { code: 'not-found', message: `nothing waits for approval under ${id}` },
+            }),
+          );
+        else
+          writeLine(
+            io.stderr,
+            `${io.err.red('error:')} nothing waits for approval under ${id} (see "crustcore tasks")`,
+          );
         return ExitCode.usage;
       }
       if (!json) printApproval(io, approval);
@@ -121,7 +146,10 @@ function answering(name: 'approve' | 'deny', summary: string): Command {
 
 export const pauseCommand = simple('pause', 'stop the daemon claiming new tasks (running tasks continue)');
 export const resumeCommand = simple('resume', 'let a paused daemon claim tasks again');
-export const cancelCommand = stopping('cancel', 'cancel a task: dropped if queued, stopped at its next safe point if running');
+export const cancelCommand = stopping(
+  'cancel',
+  'cancel a task: dropped if queued, stopped at its next safe point if running',
+);
 export const killCommand = stopping('kill', 'kill a task now (its lease becomes void)');
-export const approveCommand = answering('approve', 'show a task\'s pending approval and grant exactly that one');
+export const approveCommand = answering('approve', "show a task's pending approval and grant exactly that one");
 export const denyCommand = answering('deny', "deny a task's pending approval");

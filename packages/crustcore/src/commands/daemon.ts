@@ -32,7 +32,8 @@ const USAGE =
 function intOption(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
   const parsed = Number(value);
-  if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) throw new UsageError(`--${name} takes ${min}–${max}`);
+  if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max)
+    throw new UsageError(`--${name} takes ${min}–${max}`);
   return parsed;
 }
 

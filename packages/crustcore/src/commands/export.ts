@@ -10,7 +10,7 @@ import { exportJsonl } from '@crustcore/ledger';
 import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { writeLine } from '../cli/output.js';
-import { ledgerPaths } from './inspect.js';
+import { ledgerPaths, withDefaultDir } from './inspect.js';
 
 export const exportCommand: Command = {
   name: 'export',
@@ -29,7 +29,7 @@ export const exportCommand: Command = {
       allowPositionals: false,
     });
     if (values.format !== 'jsonl') throw new UsageError('--format jsonl is required (the only format)');
-    const { logPath } = ledgerPaths(values, io);
+    const { logPath } = ledgerPaths(await withDefaultDir(values, io), io);
     if (!existsSync(logPath)) {
       writeLine(io.stderr, `${io.err.red('error:')} no log at ${logPath}`);
       return ExitCode.usage;

@@ -22,6 +22,7 @@ import {
 import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
+import { currentProjectDir } from '../cli/paths.js';
 
 /** Default state directory when neither --dir nor --log is given. */
 export const DEFAULT_STATE_DIR = '.crustcore-state';
@@ -40,6 +41,16 @@ export function ledgerPaths(values: { dir?: string | undefined; log?: string | u
     return { logPath, headPath: defaultHeadPath(logPath), artifactsDir: stateDirLayout(dirname(logPath)).artifactsDir };
   }
   return stateDirLayout(resolve(io.cwd, values.dir ?? DEFAULT_STATE_DIR));
+}
+
+/** Without --dir or --log: the current repository's project directory, when there is one. */
+export async function withDefaultDir<T extends { dir?: string | undefined; log?: string | undefined }>(
+  values: T,
+  io: Io,
+): Promise<T> {
+  if (values.dir !== undefined || values.log !== undefined) return values;
+  const project = await currentProjectDir(io);
+  return project === undefined ? values : { ...values, dir: project };
 }
 
 type KeyLookup = { readonly key: ReceiptKey | undefined; readonly error?: string; readonly path: string };
@@ -121,7 +132,7 @@ export const inspectCommand: Command = {
       strict: true,
       allowPositionals: false,
     });
-    const paths = ledgerPaths(values, io);
+    const paths = ledgerPaths(await withDefaultDir(values, io), io);
     if (!existsSync(paths.logPath) || !statSync(paths.logPath).isFile()) {
       writeLine(io.stderr, `${io.err.red('error:')} no log at ${paths.logPath}`);
       return ExitCode.usage;

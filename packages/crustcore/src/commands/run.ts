@@ -21,7 +21,7 @@ import {
 } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
-import { type Io, writeLine } from '../cli/output.js';
+import { writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
 import { approvalChannel } from '../runtime/approval-channel.js';
 import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../runtime/narrator.js';

@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import type { Command } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { writeLine } from '../cli/output.js';
-import { asList, asRecord, askDaemon, CLIENT_OPTIONS, CLIENT_USAGE, socketOf, text } from '../daemon/admin-cli.js';
+import { askDaemon, asList, asRecord, CLIENT_OPTIONS, CLIENT_USAGE, socketOf, text } from '../daemon/admin-cli.js';
 
 export const statusCommand: Command = {
   name: 'status',
@@ -31,7 +31,10 @@ export const statusCommand: Command = {
     writeLine(io.stdout, `  running: ${running.length}`);
     for (const entry of running) {
       const job = asRecord(entry);
-      writeLine(io.stdout, `    ${s.cyan(text(job.taskId))} ${text(job.jobId)} attempt ${text(job.attempt)}: ${text(job.goal)}`);
+      writeLine(
+        io.stdout,
+        `    ${s.cyan(text(job.taskId))} ${text(job.jobId)} attempt ${text(job.attempt)}: ${text(job.goal)}`,
+      );
     }
     writeLine(io.stdout, `  approvals waiting: ${text(status.pendingApprovals)}`);
     const counts = asRecord(status.jobs);

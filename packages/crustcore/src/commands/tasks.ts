@@ -17,12 +17,21 @@ import { type Argv, splitArgv } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
-import { type AdminAnswer, asList, asRecord, askDaemon, CLIENT_OPTIONS, CLIENT_USAGE, socketOf, text } from '../daemon/admin-cli.js';
+import { crustcoreHome } from '../cli/paths.js';
+import {
+  type AdminAnswer,
+  askDaemon,
+  asList,
+  asRecord,
+  CLIENT_OPTIONS,
+  CLIENT_USAGE,
+  socketOf,
+  text,
+} from '../daemon/admin-cli.js';
 import { daemonStateDir } from '../daemon/paths.js';
 import { describeJob, enqueueTaskJob, newestTaskJobs } from '../daemon/queue.js';
 import { openState, StateOpenError } from '../daemon/state-access.js';
 import { decodeTaskJobPayload, type TaskJobPayload } from '../daemon/task-job.js';
-import { crustcoreHome } from '../cli/paths.js';
 
 const ADD_USAGE = `crustcore tasks add --dir DIR --goal TEXT --worker ARGV [--verify ARGV] [--approve auto|ask|deny] [--max-revisits N] [--timeout SECONDS] [--database-url URL] ${CLIENT_USAGE}`;
 const LIST_USAGE = `crustcore tasks [list] [--limit N] [--database-url URL] ${CLIENT_USAGE}`;
@@ -34,7 +43,11 @@ function argvOption(name: string, value: string): Argv {
 }
 
 /** Runs `work` on a state plane opened straight from a PostgreSQL URL. */
-async function withDatabase<T>(io: Io, databaseUrl: string, work: (opened: Awaited<ReturnType<typeof openState>>) => Promise<T>): Promise<T | ExitCode> {
+async function withDatabase<T>(
+  io: Io,
+  databaseUrl: string,
+  work: (opened: Awaited<ReturnType<typeof openState>>) => Promise<T>,
+): Promise<T | ExitCode> {
   let opened: Awaited<ReturnType<typeof openState>>;
   try {
     opened = await openState({ databaseUrl, stateDir: daemonStateDir(crustcoreHome(io.env), undefined, io.cwd) });
@@ -69,11 +82,14 @@ async function addTask(args: readonly string[], io: Io): Promise<ExitCode> {
     strict: true,
   });
   if (values.goal === undefined || values.goal.trim() === '') throw new UsageError('--goal is required');
-  if (values.worker === undefined) throw new UsageError('--worker "<command>" is required (the daemon runs external workers)');
+  if (values.worker === undefined)
+    throw new UsageError('--worker "<command>" is required (the daemon runs external workers)');
   const approve = values.approve ?? 'ask';
-  if (approve !== 'auto' && approve !== 'ask' && approve !== 'deny') throw new UsageError('--approve takes auto, ask or deny');
+  if (approve !== 'auto' && approve !== 'ask' && approve !== 'deny')
+    throw new UsageError('--approve takes auto, ask or deny');
   const maxRevisits = values['max-revisits'] === undefined ? 3 : Number(values['max-revisits']);
-  if (!Number.isSafeInteger(maxRevisits) || maxRevisits < 0 || maxRevisits > 20) throw new UsageError('--max-revisits takes 0–20');
+  if (!Number.isSafeInteger(maxRevisits) || maxRevisits < 0 || maxRevisits > 20)
+    throw new UsageError('--max-revisits takes 0–20');
   const timeoutSeconds = values.timeout === undefined ? 1_800 : Number(values.timeout);
   if (!Number.isSafeInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 86_400)
     throw new UsageError('--timeout takes 1–86400 seconds');
@@ -116,7 +132,11 @@ async function addTask(args: readonly string[], io: Io): Promise<ExitCode> {
   }
   const result = asRecord(answer.right);
   if (json) writeLine(io.stdout, JSON.stringify({ ok: true, ...result }));
-  else writeLine(io.stdout, `queued task ${io.out.cyan(text(result.taskId))} (job ${text(result.jobId)}); watch it with "crustcore tasks"`);
+  else
+    writeLine(
+      io.stdout,
+      `queued task ${io.out.cyan(text(result.taskId))} (job ${text(result.jobId)}); watch it with "crustcore tasks"`,
+    );
   return ExitCode.ok;
 }
 
@@ -129,13 +149,23 @@ function printTasks(io: Io, tasks: readonly Json[]): void {
     const t = asRecord(entry);
     const status = text(t.status);
     const colored =
-      status === 'Completed' ? io.out.green(status) : status === 'Failed' || status === 'Killed' ? io.out.red(status) : io.out.yellow(status);
-    const approval = t.pendingApproval === true ? io.out.yellow(' (waiting for approval: crustcore approve ' + text(t.taskId) + ')') : '';
+      status === 'Completed'
+        ? io.out.green(status)
+        : status === 'Failed' || status === 'Killed'
+          ? io.out.red(status)
+          : io.out.yellow(status);
+    const approval =
+      t.pendingApproval === true
+        ? io.out.yellow(' (waiting for approval: crustcore approve ' + text(t.taskId) + ')')
+        : '';
     writeLine(
       io.stdout,
       `${io.out.cyan(text(t.taskId))} ${text(t.jobId)} ${colored} attempt ${text(t.attempt)}/${text(t.maxAttempts)} ${io.out.dim(text(t.owner))}${approval}`,
     );
-    writeLine(io.stdout, `  ${text(t.goal)}${t.outcome === null ? '' : io.out.dim(` → ${text(t.outcome)}`)}${t.lastError === null ? '' : io.out.dim(` (${text(t.lastError)})`)}`);
+    writeLine(
+      io.stdout,
+      `  ${text(t.goal)}${t.outcome === null ? '' : io.out.dim(` → ${text(t.outcome)}`)}${t.lastError === null ? '' : io.out.dim(` (${text(t.lastError)})`)}`,
+    );
   }
 }
 

@@ -36,7 +36,9 @@ const EXIT_FOR_ERROR: Readonly<Record<AdminErrorCode, ExitCode>> = {
   internal: ExitCode.internal,
 };
 
-export type AdminAnswer = { readonly _tag: 'Right'; readonly right: Json } | { readonly _tag: 'Left'; readonly left: ExitCode };
+export type AdminAnswer =
+  | { readonly _tag: 'Right'; readonly right: Json }
+  | { readonly _tag: 'Left'; readonly left: ExitCode };
 
 /** Sends one request; prints any failure (as JSON with --json) and returns its exit code. */
 export async function askDaemon(
@@ -47,7 +49,11 @@ export async function askDaemon(
 ): Promise<AdminAnswer> {
   const called = await callAdmin(socketPath, request);
   if (called._tag === 'Left') {
-    if (json) writeLine(io.stdout, JSON.stringify({ ok: false, error: { code: called.left._tag, message: called.left.message } }));
+    if (json)
+      writeLine(
+        io.stdout,
+        JSON.stringify({ ok: false, error: { code: called.left._tag, message: called.left.message } }),
+      );
     else writeLine(io.stderr, `${io.err.red('error:')} ${called.left.message}`);
     return { _tag: 'Left', left: ExitCode.internal };
   }

@@ -117,7 +117,9 @@ export function decodeAdminRequest(
     return { _tag: 'Left', left: adminError('bad-json', 'the request line is not JSON') };
   }
   const requestId =
-    typeof value === 'object' && value !== null && 'requestId' in value ? (value as { requestId: unknown }).requestId : undefined;
+    typeof value === 'object' && value !== null && 'requestId' in value
+      ? (value as { requestId: unknown }).requestId
+      : undefined;
   const echo =
     typeof requestId === 'string' || typeof requestId === 'number'
       ? { requestId: typeof requestId === 'string' ? requestId.slice(0, 128) : requestId }
@@ -166,7 +168,12 @@ export function decodeAdminReply(line: string): AdminReply | null {
   const decoded = AdminReplyC.decode(value);
   if (decoded._tag === 'Left') return null;
   const reply = decoded.right;
-  if (reply.ok) return { ok: true, result: reply.result as Json, ...(reply.requestId === undefined ? {} : { requestId: reply.requestId }) };
+  if (reply.ok)
+    return {
+      ok: true,
+      result: reply.result as Json,
+      ...(reply.requestId === undefined ? {} : { requestId: reply.requestId }),
+    };
   const code = (ADMIN_ERROR_CODES as readonly string[]).includes(reply.error.code)
     ? (reply.error.code as AdminErrorCode)
     : 'internal';

@@ -55,9 +55,12 @@ async function clearStaleSocket(socketPath: string): Promise<void> {
   } catch {
     return;
   }
-  if (!isSocket) throw new AdminSocketError(`${socketPath} exists and is not a socket; remove it or pick another --state-dir`);
+  if (!isSocket)
+    throw new AdminSocketError(`${socketPath} exists and is not a socket; remove it or pick another --state-dir`);
   if (await socketIsLive(socketPath)) {
-    throw new AdminSocketError(`another process is serving ${socketPath} (a daemon already runs with this --state-dir)`);
+    throw new AdminSocketError(
+      `another process is serving ${socketPath} (a daemon already runs with this --state-dir)`,
+    );
   }
   unlinkSync(socketPath);
 }

@@ -161,12 +161,20 @@ export class ApprovalDesk {
    * A person's answer. A grant names the approval and the operation hash that
    * was shown to them, so an approval that changed in between is refused.
    */
-  resolve(id: string, answer: { readonly approvalId?: string; readonly opHash?: string }, grant: boolean): ResolveOutcome {
+  resolve(
+    id: string,
+    answer: { readonly approvalId?: string; readonly opHash?: string },
+    grant: boolean,
+  ): ResolveOutcome {
     const waiting = this.#find(id);
     if (waiting === null) return { _tag: 'NoPendingApproval', id };
     const record = waiting.record;
     if (answer.approvalId !== undefined && answer.approvalId !== record.approvalId) {
-      return { _tag: 'ApprovalChanged', id, message: `the pending approval is ${record.approvalId}, not ${answer.approvalId}` };
+      return {
+        _tag: 'ApprovalChanged',
+        id,
+        message: `the pending approval is ${record.approvalId}, not ${answer.approvalId}`,
+      };
     }
     if (grant && answer.opHash !== record.opHash) {
       return { _tag: 'ApprovalChanged', id, message: 'the operation hash does not match the pending approval' };

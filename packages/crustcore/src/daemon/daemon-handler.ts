@@ -17,7 +17,10 @@ export interface DaemonHandlerOptions {
   readonly desk: ApprovalDesk;
 }
 
-const pendingJson = (approval: PendingApproval): Json => ({ ...approval, files: approval.files.map((f) => ({ ...f })) });
+const pendingJson = (approval: PendingApproval): Json => ({
+  ...approval,
+  files: approval.files.map((f) => ({ ...f })),
+});
 
 export function daemonAdminHandler(options: DaemonHandlerOptions): AdminHandler {
   const { state, db, supervisor, desk } = options;
@@ -31,9 +34,10 @@ export function daemonAdminHandler(options: DaemonHandlerOptions): AdminHandler 
     return { jobId: job.id };
   };
 
-  const handlers: { readonly [Op in AdminRequest['op']]: (request: Extract<AdminRequest, { op: Op }>) => Promise<AdminReply> } = {
-    status: async () =>
-      adminOk({ ...(supervisor.status() as Record<string, Json>), jobs: await countTaskJobs(db) }),
+  const handlers: {
+    readonly [Op in AdminRequest['op']]: (request: Extract<AdminRequest, { op: Op }>) => Promise<AdminReply>;
+  } = {
+    status: async () => adminOk({ ...(supervisor.status() as Record<string, Json>), jobs: await countTaskJobs(db) }),
     tasks: async (request) => {
       const pending = pendingJobs();
       const jobs = await newestTaskJobs(state, db, request.limit ?? 50);
@@ -71,9 +75,14 @@ export function daemonAdminHandler(options: DaemonHandlerOptions): AdminHandler 
     approvals: async () => adminOk({ approvals: desk.list().map(pendingJson) }),
     approve: async (request) => {
       const outcome = desk.resolve(request.id, { approvalId: request.approvalId, opHash: request.opHash }, true);
-      if (outcome._tag === 'NoPendingApproval') return adminError('not-found', `nothing waits for approval under ${request.id}`);
+      if (outcome._tag === 'NoPendingApproval')
+        return adminError('not-found', `nothing waits for approval under ${request.id}`);
       if (outcome._tag === 'ApprovalChanged') return adminError('conflict', outcome.message);
-      return adminOk({ approvalId: outcome.approval.approvalId, taskId: outcome.approval.taskId, decision: outcome.decision });
+      return adminOk({
+        approvalId: outcome.approval.approvalId,
+        taskId: outcome.approval.taskId,
+        decision: outcome.decision,
+      });
     },
     deny: async (request) => {
       const outcome = desk.resolve(
@@ -81,12 +90,19 @@ export function daemonAdminHandler(options: DaemonHandlerOptions): AdminHandler 
         request.approvalId === undefined ? {} : { approvalId: request.approvalId },
         false,
       );
-      if (outcome._tag === 'NoPendingApproval') return adminError('not-found', `nothing waits for approval under ${request.id}`);
+      if (outcome._tag === 'NoPendingApproval')
+        return adminError('not-found', `nothing waits for approval under ${request.id}`);
       if (outcome._tag === 'ApprovalChanged') return adminError('conflict', outcome.message);
-      return adminOk({ approvalId: outcome.approval.approvalId, taskId: outcome.approval.taskId, decision: outcome.decision });
+      return adminOk({
+        approvalId: outcome.approval.approvalId,
+        taskId: outcome.approval.taskId,
+        decision: outcome.decision,
+      });
     },
-    'mcp-describe': async () => adminError('unsupported', 'this is a daemon socket; MCP tokens come from "crustcore mcp-token"'),
-    'mcp-token': async () => adminError('unsupported', 'this is a daemon socket; MCP tokens come from "crustcore mcp-token"'),
+    'mcp-describe': async () =>
+      adminError('unsupported', 'this is a daemon socket; MCP tokens come from "crustcore mcp-token"'),
+    'mcp-token': async () =>
+      adminError('unsupported', 'this is a daemon socket; MCP tokens come from "crustcore mcp-token"'),
   };
 
   return (request) => (handlers[request.op] as (r: AdminRequest) => Promise<AdminReply>)(request);

@@ -25,7 +25,11 @@ export async function enqueueTaskJob(
 ): Promise<{ readonly _tag: 'Right'; readonly right: Enqueued } | { readonly _tag: 'Left'; readonly left: string }> {
   const taskId = randomIds.taskId();
   const jobId = randomIds.jobId();
-  const task = await state.createTask(db, { id: taskId, title: payload.goal.slice(0, 4_000), maxRevisits: payload.maxRevisits });
+  const task = await state.createTask(db, {
+    id: taskId,
+    title: payload.goal.slice(0, 4_000),
+    maxRevisits: payload.maxRevisits,
+  });
   if (task._tag === 'Left') return { _tag: 'Left', left: `cannot create the task: ${JSON.stringify(task.left)}` };
   const job = await state.enqueueJob(db, {
     id: jobId,

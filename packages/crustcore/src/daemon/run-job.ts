@@ -33,7 +33,12 @@ export function runtimeTaskId(queuedTaskId: string | null, attempt: number): Tas
 export async function runTaskJob(job: RunningJob, context: TaskJobContext): Promise<JobRunResult> {
   const { payload, lease } = job;
   const taskId = runtimeTaskId(lease.taskId, lease.attempt);
-  const failed = (error: string, retryable: boolean): JobRunResult => ({ kind: 'failed', result: null, error, retryable });
+  const failed = (error: string, retryable: boolean): JobRunResult => ({
+    kind: 'failed',
+    result: null,
+    error,
+    retryable,
+  });
   let verifyArgv: Argv;
   if (payload.verify !== null) verifyArgv = payload.verify;
   else {

@@ -37,7 +37,12 @@ export interface RunningJob {
 /** How a run ended, as far as the job row is concerned. */
 export type JobRunResult =
   | { readonly kind: 'succeeded'; readonly result: TaskJobResult }
-  | { readonly kind: 'failed'; readonly result: TaskJobResult | null; readonly error: string; readonly retryable: boolean };
+  | {
+      readonly kind: 'failed';
+      readonly result: TaskJobResult | null;
+      readonly error: string;
+      readonly retryable: boolean;
+    };
 
 export type JobRunner = (job: RunningJob) => Promise<JobRunResult>;
 
@@ -387,4 +392,3 @@ export class Supervisor {
     }
   }
 }
-

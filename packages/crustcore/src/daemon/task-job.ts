@@ -28,7 +28,8 @@ const bounded = (name: string, maxBytes: number, minBytes = 1) =>
     (u, c) => {
       if (typeof u !== 'string') return t.failure(u, c, `${name}: expected a string`);
       const bytes = Buffer.byteLength(u, 'utf8');
-      if (bytes < minBytes || bytes > maxBytes) return t.failure(u, c, `${name}: expected ${minBytes}..${maxBytes} bytes`);
+      if (bytes < minBytes || bytes > maxBytes)
+        return t.failure(u, c, `${name}: expected ${minBytes}..${maxBytes} bytes`);
       if (u.includes('\u0000')) return t.failure(u, c, `${name}: contains a NUL byte`);
       return t.success(u);
     },
@@ -91,7 +92,9 @@ export interface PayloadProblem {
 
 export function decodeTaskJobPayload(
   value: unknown,
-): { readonly _tag: 'Right'; readonly right: TaskJobPayload } | { readonly _tag: 'Left'; readonly left: PayloadProblem } {
+):
+  | { readonly _tag: 'Right'; readonly right: TaskJobPayload }
+  | { readonly _tag: 'Left'; readonly left: PayloadProblem } {
   const decoded = TaskJobPayloadC.decode(value);
   if (decoded._tag === 'Right') return decoded;
   return { _tag: 'Left', left: { _tag: 'BadTaskPayload', problems: describeDecodeErrors(decoded.left) } };

@@ -27,9 +27,9 @@ import {
   recoverJournals,
 } from '@crustcore/verify';
 import { LedgerRecorder, type Redact } from './ledger-recorder.js';
-import { loadRuntimeRedactor } from './runtime-redactor.js';
 import type { ApprovalChannel, Narrator } from './ports.js';
 import type { RuntimeIds } from './runtime-ids.js';
+import { loadRuntimeRedactor } from './runtime-redactor.js';
 import { TaskLoop, type TaskOutcome } from './task-loop.js';
 import type { ToolGate } from './tool-gate-types.js';
 import { VerifySession } from './verify-session.js';

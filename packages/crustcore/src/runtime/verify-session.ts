@@ -284,9 +284,11 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
       await this.#o.recorder.appendNote('verify.diagnosis', this.#o.taskId as never, JSON.parse(JSON.stringify(d)));
       const where = d.firstErrorLocation ? ` (${d.firstErrorLocation.file}:${d.firstErrorLocation.line ?? '?'})` : '';
       const names = d.failingTests.length ? d.failingTests.slice(0, 3).join(', ') : null;
-      const expected = d.expected !== null && d.received !== null ? `expected ${d.expected}, received ${d.received}` : null;
+      const expected =
+        d.expected !== null && d.received !== null ? `expected ${d.expected}, received ${d.received}` : null;
       // One readable line for people and for the next attempt's prompt; the full diagnosis is in the ledger.
-      const summaryLine = names && expected ? `${names}: ${expected}${where}` : `${d.summary}${expected ? ` — ${expected}` : ''}${where}`;
+      const summaryLine =
+        names && expected ? `${names}: ${expected}${where}` : `${d.summary}${expected ? ` — ${expected}` : ''}${where}`;
       return {
         kind: 'failed',
         category: d.kind,

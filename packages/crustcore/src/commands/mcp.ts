@@ -1,0 +1,269 @@
+/**
+ * `crustcore mcp`: a stdio MCP server for IDEs and other agents.
+ *
+ *   crustcore mcp [--dir REPO]… [--verify ARGV] [--database-url URL | --ephemeral] [--state-dir DIR]
+ *
+ * Tools (frozen): create_task, stage_diff, verify, status, diff, approve,
+ * apply, export. A model can propose and verify; approval needs a token that
+ * a person mints with `crustcore mcp-token TASK`, which reaches this server
+ * through its local admin socket (`<state-dir>/sockets/<pid>.sock`, 0600) —
+ * no MCP tool can mint one. stdout carries only the protocol; diagnostics go
+ * to stderr.
+ *
+ *   crustcore mcp-token TASK [--state-dir DIR | --socket PATH] [--json]
+ */
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Json } from '@crustcore/kernel';
+import type { Db } from '@crustcore/state';
+import { type Argv, splitArgv } from '@crustcore/verify';
+import { type Command, UsageError } from '../cli/command.js';
+import { ExitCode } from '../cli/exit-codes.js';
+import { type Io, writeLine } from '../cli/output.js';
+import { crustcoreHome } from '../cli/paths.js';
+import { asList, asRecord, text } from '../daemon/admin-cli.js';
+import { callAdmin } from '../daemon/admin-client.js';
+import { type AdminReply, adminError, adminOk } from '../daemon/admin-protocol.js';
+import { AdminSocketError, startAdminServer } from '../daemon/admin-server.js';
+import { mcpSocketDir, mcpStateDir } from '../daemon/paths.js';
+import { loadStatePlane, openState, StateOpenError } from '../daemon/state-access.js';
+
+declare const CRUSTCORE_VERSION: string;
+const VERSION: string = typeof CRUSTCORE_VERSION === 'string' ? CRUSTCORE_VERSION : '0.0.0-dev';
+
+type McpPack = typeof import('@crustcore/mcp');
+
+async function loadMcpPack(): Promise<McpPack> {
+  try {
+    return await import('@crustcore/mcp');
+  } catch (error) {
+    throw new UsageError(
+      `the MCP pack @crustcore/mcp is not installed here (${(error as Error).message.slice(0, 200)})`,
+    );
+  }
+}
+
+/**
+ * A `Db` that opens in the background: the MCP handshake and tools/list are
+ * answered at once while PGlite (seconds to start) comes up; the first tool
+ * that needs the state plane waits for it.
+ */
+function backgroundDb(opening: Promise<Db>, engine: Db['engine']): Db {
+  return {
+    engine,
+    schema: 'crustcore',
+    query: async (sql, params) => (await opening).query(sql, params),
+    transaction: async (work) => (await opening).transaction(work),
+    close: async () => {
+      const db = await opening.catch(() => null);
+      await db?.close();
+    },
+  };
+}
+
+function repositoryRoots(io: Io, dirs: readonly string[] | undefined): string[] {
+  const given = dirs !== undefined && dirs.length > 0 ? dirs : ['.'];
+  return given.map((dir) => {
+    try {
+      const real = realpathSync(resolve(io.cwd, dir));
+      if (!statSync(real).isDirectory()) throw new Error('not a directory');
+      return real;
+    } catch {
+      throw new UsageError(`--dir ${dir}: no such directory`);
+    }
+  });
+}
+
+export const mcpCommand: Command = {
+  name: 'mcp',
+  summary:
+    'serve the CrustCore MCP tools on stdio (create_task, stage_diff, verify, status, diff, approve, apply, export)',
+  usage:
+    'crustcore mcp [--dir REPO]... [--verify ARGV] [--database-url URL | --ephemeral] [--state-dir DIR] [--verify-timeout SECONDS]',
+  async run(args, io) {
+    const { values } = parseArgs({
+      args: [...args],
+      options: {
+        dir: { type: 'string', multiple: true },
+        verify: { type: 'string' },
+        'database-url': { type: 'string' },
+        ephemeral: { type: 'boolean', default: false },
+        'state-dir': { type: 'string' },
+        'verify-timeout': { type: 'string' },
+      },
+      strict: true,
+    });
+    const roots = repositoryRoots(io, values.dir);
+    let verifyArgv: Argv | undefined;
+    if (values.verify !== undefined) {
+      const split = splitArgv(values.verify);
+      if (split._tag === 'Left') throw new UsageError(`--verify: ${split.left.message}`);
+      verifyArgv = split.right;
+    }
+    const verifyTimeoutSeconds = values['verify-timeout'] === undefined ? 900 : Number(values['verify-timeout']);
+    if (!Number.isSafeInteger(verifyTimeoutSeconds) || verifyTimeoutSeconds < 1 || verifyTimeoutSeconds > 86_400)
+      throw new UsageError('--verify-timeout takes 1–86400 seconds');
+    const databaseUrl = values['database-url'] ?? (io.env.CRUSTCORE_DATABASE_URL || undefined);
+    if (databaseUrl !== undefined && values.ephemeral === true)
+      throw new UsageError('give --database-url or --ephemeral, not both');
+    const home = crustcoreHome(io.env);
+    const stateDir = mcpStateDir(home, values['state-dir'], io.cwd);
+    const pack = await loadMcpPack();
+
+    const opening: Promise<Db> =
+      values.ephemeral === true
+        ? loadStatePlane().then(async (state) => {
+            const opened = await state.openStateDb({});
+            if (opened._tag === 'Left')
+              throw new StateOpenError(`cannot open the state plane: ${JSON.stringify(opened.left)}`);
+            return opened.right;
+          })
+        : openState({ databaseUrl, stateDir }).then((opened) => opened.db);
+    opening.catch((error: unknown) =>
+      writeLine(io.stderr, `crustcore mcp: ${error instanceof Error ? error.message : String(error)}`),
+    );
+    const db = backgroundDb(opening, databaseUrl === undefined ? 'pglite' : 'postgres');
+    const service = new pack.McpService({
+      db,
+      home,
+      stateDir,
+      allowedRoots: roots,
+      verifyTimeoutMs: verifyTimeoutSeconds * 1_000,
+      ...(verifyArgv === undefined ? {} : { verifyArgv }),
+    });
+    const handle = async (request: { readonly op: string; readonly taskId?: string }): Promise<AdminReply> => {
+      if (request.op === 'mcp-describe' && request.taskId !== undefined)
+        return adminOk(await service.describeTask(request.taskId));
+      if (request.op === 'mcp-token' && request.taskId !== undefined) {
+        const issued = await service.issueApprovalToken(request.taskId);
+        return issued._tag === 'Right'
+          ? adminOk(issued.right)
+          : adminError('refused', `${issued.left.code}: ${issued.left.message}`);
+      }
+      return adminError('unsupported', 'this is an MCP server socket: it answers mcp-describe and mcp-token only');
+    };
+    let admin: Awaited<ReturnType<typeof startAdminServer>>;
+    try {
+      admin = await startAdminServer(join(mcpSocketDir(stateDir), `${process.pid}.sock`), handle);
+    } catch (error) {
+      await db.close();
+      if (error instanceof AdminSocketError) {
+        writeLine(io.stderr, `${io.err.red('error:')} ${error.message}`);
+        return ExitCode.internal;
+      }
+      throw error;
+    }
+    writeLine(
+      io.stderr,
+      `crustcore mcp ${VERSION}: serving on stdio for ${roots.join(', ')}; approvals: crustcore mcp-token TASK${values['state-dir'] === undefined ? '' : ` --state-dir ${stateDir}`}`,
+    );
+    const server = pack.createMcpServer(service, { version: VERSION });
+    try {
+      await pack.serveStdio(server);
+    } finally {
+      await admin.close();
+      await db.close();
+    }
+    return ExitCode.ok;
+  },
+};
+
+/** Every MCP server's socket under the state directory. */
+function mcpSockets(stateDir: string): string[] {
+  const dir = mcpSocketDir(stateDir);
+  try {
+    return readdirSync(dir)
+      .filter((name) => /^\d+\.sock$/.test(name))
+      .slice(0, 256)
+      .map((name) => join(dir, name));
+  } catch {
+    return [];
+  }
+}
+
+/** The server that should mint: the one that created the task, else one holding it verified. */
+async function serverFor(sockets: readonly string[], taskId: string): Promise<string | null> {
+  let fallback: string | null = null;
+  for (const socket of sockets) {
+    const answer = await callAdmin(socket, { op: 'mcp-describe', taskId }, { timeoutMs: 5_000 });
+    if (answer._tag === 'Left' || !answer.right.ok) continue;
+    const described = asRecord(answer.right.result);
+    if (described.owned === true) return socket;
+    if (described.known === true && (fallback === null || described.verified === true)) fallback = socket;
+  }
+  return fallback;
+}
+
+function printGrant(io: Io, grant: Record<string, Json>): void {
+  const s = io.out;
+  writeLine(io.stdout, s.bold(`Approve task ${text(grant.task_id)}: ${text(grant.goal)}`));
+  writeLine(io.stdout, `  repository : ${text(grant.repository)} at ${text(grant.base_commit).slice(0, 12)}`);
+  writeLine(
+    io.stdout,
+    `  verified   : ${asList(grant.verify_command).map(String).join(' ')} → exit 0 (${text(grant.tests_run)} tests)`,
+  );
+  writeLine(
+    io.stdout,
+    `  content    : staged ${text(grant.staged_hash).slice(0, 16)}…, patch ${text(grant.patch_sha256).slice(0, 16)}…`,
+  );
+  const risks = asList(grant.risks);
+  if (risks.length > 0) writeLine(io.stdout, `  risks      : ${s.yellow(risks.map(String).join('; '))}`);
+  for (const file of asList(grant.files)) {
+    const f = asRecord(file);
+    writeLine(io.stdout, `    ${text(f.status).padEnd(2)} ${text(f.path)}`);
+  }
+  if (typeof grant.diff === 'string') {
+    for (const line of grant.diff.split('\n').slice(0, 200)) writeLine(io.stdout, `    ${line}`);
+    if (grant.diff_truncated === true) writeLine(io.stdout, s.dim('    … (diff truncated; see crustcore diff)'));
+  }
+  writeLine(io.stdout, '');
+  writeLine(
+    io.stdout,
+    `Give this one-time token to the assistant (valid until ${text(grant.expires_at)}, this content only):`,
+  );
+  writeLine(io.stdout, `  ${s.bold(text(grant.token))}`);
+}
+
+export const mcpTokenCommand: Command = {
+  name: 'mcp-token',
+  summary: "show an MCP task's verified patch and print a one-time approval token bound to it",
+  usage: 'crustcore mcp-token TASK [--state-dir DIR | --socket PATH] [--json]',
+  async run(args, io) {
+    const { values, positionals } = parseArgs({
+      args: [...args],
+      options: {
+        'state-dir': { type: 'string' },
+        socket: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
+      allowPositionals: true,
+      strict: true,
+    });
+    const [taskId, ...extra] = positionals;
+    if (taskId === undefined || extra.length > 0) throw new UsageError('mcp-token takes one task id');
+    const stateDir = mcpStateDir(crustcoreHome(io.env), values['state-dir'], io.cwd);
+    const sockets = values.socket === undefined ? mcpSockets(stateDir) : [values.socket];
+    const json = values.json === true;
+    const fail = (code: string, message: string, exit: ExitCode): ExitCode => {
+      if (json) writeLine(io.stdout, JSON.stringify({ ok: false, error: { code, message } }));
+      else writeLine(io.stderr, `${io.err.red('error:')} ${message}`);
+      return exit;
+    };
+    const socket = await serverFor(sockets, taskId);
+    if (socket === null) {
+      return fail(
+        'not-found',
+        `no running MCP server under ${mcpSocketDir(stateDir)} knows task ${taskId} (is the IDE's "crustcore mcp" running with this --state-dir?)`,
+        ExitCode.usage,
+      );
+    }
+    const answer = await callAdmin(socket, { op: 'mcp-token', taskId });
+    if (answer._tag === 'Left') return fail(answer.left._tag, answer.left.message, ExitCode.internal);
+    if (!answer.right.ok) return fail(answer.right.error.code, answer.right.error.message, ExitCode.denied);
+    const grant = asRecord(answer.right.result);
+    if (json) writeLine(io.stdout, JSON.stringify({ ok: true, ...grant }));
+    else printGrant(io, grant);
+    return ExitCode.ok;
+  },
+};
