@@ -4,6 +4,6 @@ import { sharedProject } from '../../vitest.shared.js';
 export default mergeConfig(
   sharedProject,
   defineProject({
-    test: { include: ['test/**/*.test.ts'] },
+    test: { include: ['test/**/*.test.ts'], testTimeout: 60_000 },
   }),
 );

@@ -1,1 +1,120 @@
-export const packageName = '@crustcore/verify';
+/**
+ * @crustcore/verify — worktree per task, backend contract, sandboxed verify
+ * that mints VerifiedPatch, failure classifier, and the crash-safe apply journal.
+ * See docs/backend-contract.md, docs/worktrees.md and docs/apply-journal.md.
+ */
+export {
+  type ApplyVerifiedOptions,
+  applyVerifiedPatch,
+  type CommitOptions,
+  type CommitReceipt,
+  commitVerifiedPatch,
+  type IntegrateError,
+  planVerifiedChanges,
+} from './apply.js';
+export {
+  type Argv,
+  type ArgvError,
+  type ArgvErrorReason,
+  MAX_ARGV_WORDS,
+  MAX_COMMAND_CHARS,
+  quoteArgv,
+  splitArgv,
+} from './argv.js';
+export {
+  BACKEND_LIMITS,
+  type BackendContext,
+  type BackendResult,
+  type CodingBackend,
+  type CommandRecord,
+  decodeWorkerClaim,
+  type PatchOutcome,
+  type Transcript,
+  type WorkerClaim,
+  WorkerClaimCodec,
+  type WorkerInput,
+} from './backend.js';
+export { type DetectedVerifyCommand, detectVerifyCommand } from './detect.js';
+export {
+  DIAGNOSIS_LIMITS,
+  type Diagnosis,
+  diagnoseFailure,
+  type EnvironmentCause,
+  type ErrorLocation,
+  type FailedRun,
+  type FailureKind,
+} from './diagnosis.js';
+export { ExternalCommandBackend, type ExternalCommandBackendOptions, workerStdin } from './external-backend.js';
+export { classifyPath, type FileClass } from './file-class.js';
+export { type GitFailure, type GitLocation, runGitAt } from './git.js';
+export { crustcoreHome, journalDir, patchesDir, worktreesDir } from './home.js';
+export {
+  type ApplyError,
+  type ApplyOptions,
+  type ApplyReceipt,
+  applyChanges,
+  type DriftedFile,
+  type FileChange,
+  type FileContent,
+  type FileImage,
+  type FileMode,
+  type JournalState,
+  MAX_BATCH_FILES,
+  type ObservedFile,
+  type RecoveredJournal,
+  type RecoveryError,
+  type RecoveryOptions,
+  readJournal,
+  recoverJournals,
+  type StepHook,
+} from './journal/apply-journal.js';
+export type { JournalRecord } from './journal/record.js';
+export {
+  type ChangedFile,
+  type ChangeStatus,
+  DEFAULT_MAX_PATCH_BYTES,
+  DEFAULT_MAX_PATCH_FILES,
+  type ExtractError,
+  type ExtractOptions,
+  extractPatch,
+  type PatchRejection,
+  type PatchRejectionReason,
+  symlinkEscapes,
+  type UnverifiedPatch,
+} from './patch.js';
+export {
+  exportPatch,
+  loadPatchRecord,
+  type PatchRecord,
+  type PatchStoreError,
+  type StoredPatch,
+  savePatchRecord,
+} from './patch-store.js';
+export { needsApproval, type Risk, type RiskKind, type RiskSeverity } from './risk.js';
+export { parseTestCounts, type TestCounts, type TestRunner } from './test-counts.js';
+export { VerifiedPatch, type VerifyEvidence } from './verified-patch.js';
+export {
+  type BaselineRun,
+  runBaselineVerify,
+  type VerifyError,
+  type VerifyOutcome,
+  type VerifyRequest,
+  type VerifyRun,
+  verifyPatch,
+} from './verify-patch.js';
+export {
+  type CreateWorktreeOptions,
+  createTaskWorktree,
+  type GcReport,
+  gcWorktrees,
+  openRepository,
+  type Repository,
+  removeTaskWorktree,
+  repositoryLocation,
+  resolveCommit,
+  type TaskWorktree,
+  type WorktreeError,
+  type WorktreePurpose,
+  withTaskWorktree,
+  worktreeLocation,
+} from './worktree.js';

@@ -1,0 +1,167 @@
+/**
+ * Git for the verify layer: always through the sandbox package's trusted
+ * host runner, with confine's neutralized environment and config overrides,
+ * and with the git directory passed explicitly. A task worktree's `.git` file
+ * is writable by the worker, so git is never allowed to discover the
+ * repository from it: `--git-dir` and `--work-tree` are pinned to what was
+ * recorded when the worktree was created.
+ */
+import { filterDriverNames, filterOverrideEnv, GIT_DIFF_SAFETY_ARGS, gitBaseArgs, gitEnv } from '@crustcore/confine';
+import { err, ok, type Result } from '@crustcore/kernel';
+import { type ProcessResult, runTrustedHostCommand } from '@crustcore/sandbox';
+
+export { GIT_DIFF_SAFETY_ARGS };
+
+export interface GitFailure {
+  readonly _tag: 'GitFailure';
+  readonly command: string;
+  readonly exitCode: number | null;
+  /** First 2,000 characters of stderr. */
+  readonly stderr: string;
+  readonly message: string;
+}
+
+/** Where a git command runs: the repository's git directory, and the work tree if any. */
+export interface GitLocation {
+  readonly gitDir: string;
+  readonly workTree: string | null;
+  /** Working directory of the process (the work tree, or the repository root). */
+  readonly cwd: string;
+}
+
+export interface GitCallOptions {
+  readonly stdin?: string | Uint8Array;
+  readonly timeoutMs?: number;
+  readonly maxOutputBytes?: number;
+  /** Extra environment (GIT_INDEX_FILE, author identity). Never from process.env. */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly signal?: AbortSignal;
+}
+
+export const GIT_TIMEOUT_MS = 120_000;
+const GIT_OUTPUT_BYTES = 16 * 1024 * 1024;
+const CONFIG_OUTPUT_BYTES = 1024 * 1024;
+const STDERR_CHARS = 2000;
+
+function failure(command: string, result: ProcessResult | null, message: string): GitFailure {
+  const stderr = result === null ? '' : result.stderr.text.slice(0, STDERR_CHARS);
+  return { _tag: 'GitFailure', command, exitCode: result?.exitCode ?? null, stderr, message };
+}
+
+function locationArgs(location: GitLocation): string[] {
+  const args = [`--git-dir=${location.gitDir}`];
+  if (location.workTree !== null) args.push(`--work-tree=${location.workTree}`);
+  return args;
+}
+
+async function spawn(
+  location: GitLocation,
+  env: Readonly<Record<string, string>>,
+  args: readonly string[],
+  options: GitCallOptions,
+  maxOutputBytes: number,
+): Promise<ProcessResult> {
+  return runTrustedHostCommand({
+    argv: ['git', ...gitBaseArgs(), ...locationArgs(location), ...args],
+    cwd: location.cwd,
+    env,
+    timeoutMs: options.timeoutMs ?? GIT_TIMEOUT_MS,
+    maxOutputBytes,
+    ...(options.stdin === undefined ? {} : { stdin: options.stdin }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+}
+
+/**
+ * The environment for git at `location`: confine's safe base plus overrides
+ * for every filter driver the repository's config names (listing config runs
+ * nothing). Computed per call so a config edit between calls is seen.
+ */
+async function environmentFor(
+  location: GitLocation,
+  options: GitCallOptions,
+): Promise<Result<GitFailure, Record<string, string>>> {
+  const base = gitEnv(location.workTree === null ? {} : { root: location.workTree });
+  const listed = await spawn(location, base, ['config', '--list', '-z'], options, CONFIG_OUTPUT_BYTES);
+  if (listed.startError !== null)
+    return err(failure('config', listed, `git did not start: ${listed.startError.message}`));
+  if (listed.stdout.truncated) return err(failure('config', listed, 'repository config is too large'));
+  const names = filterDriverNames(listed.exitCode === 0 ? listed.stdout.text : '');
+  if (names.length > 256) return err(failure('config', listed, 'too many filter drivers'));
+  return ok({ ...base, ...filterOverrideEnv(names), ...(options.env ?? {}) });
+}
+
+/** Runs git; a non-zero exit, a timeout or a start failure is a `GitFailure` value. */
+export async function runGitAt(
+  location: GitLocation,
+  args: readonly string[],
+  options: GitCallOptions = {},
+): Promise<Result<GitFailure, ProcessResult>> {
+  const env = await environmentFor(location, options);
+  if (env._tag === 'Left') return env;
+  const result = await spawn(location, env.right, args, options, options.maxOutputBytes ?? GIT_OUTPUT_BYTES);
+  const command = args[0] ?? '';
+  if (result.startError !== null)
+    return err(failure(command, result, `git did not start: ${result.startError.message}`));
+  if (result.timedOut || result.cancelled)
+    return err(failure(command, result, `git ${command} ${result.timedOut ? 'timed out' : 'was cancelled'}`));
+  if (result.exitCode !== 0)
+    return err(failure(command, result, `git ${command} exited with ${result.exitCode ?? result.signal}`));
+  if (result.stdout.truncated)
+    return err(failure(command, result, `git ${command} printed more than the output budget`));
+  return ok(result);
+}
+
+/** `runGitAt` returning trimmed stdout. */
+export async function gitText(
+  location: GitLocation,
+  args: readonly string[],
+  options: GitCallOptions = {},
+): Promise<Result<GitFailure, string>> {
+  const result = await runGitAt(location, args, options);
+  return result._tag === 'Left' ? result : ok(result.right.stdout.text.trim());
+}
+
+/** `runGitAt` returning stdout exactly (for -z listings, where trimming could eat a path's spaces). */
+export async function gitRawText(
+  location: GitLocation,
+  args: readonly string[],
+  options: GitCallOptions = {},
+): Promise<Result<GitFailure, string>> {
+  const result = await runGitAt(location, args, options);
+  return result._tag === 'Left' ? result : ok(result.right.stdout.text);
+}
+
+/** Git discovery in a directory the user named (their own repository, trusted to find itself). */
+export async function discoverRepository(
+  dir: string,
+): Promise<Result<GitFailure, { readonly root: string; readonly gitDir: string; readonly commonDir: string }>> {
+  // No ceiling: the user may name a subdirectory of their repository.
+  const env = gitEnv();
+  const result = await runTrustedHostCommand({
+    argv: [
+      'git',
+      ...gitBaseArgs(),
+      'rev-parse',
+      '--path-format=absolute',
+      '--show-toplevel',
+      '--absolute-git-dir',
+      '--git-common-dir',
+    ],
+    cwd: dir,
+    env,
+    timeoutMs: GIT_TIMEOUT_MS,
+    maxOutputBytes: 64 * 1024,
+  });
+  if (result.startError !== null || result.exitCode !== 0) {
+    return err(failure('rev-parse', result, `${dir} is not inside a git work tree`));
+  }
+  const [root, gitDir, commonDir] = result.stdout.text.trim().split('\n');
+  if (root === undefined || gitDir === undefined || commonDir === undefined) {
+    return err(failure('rev-parse', result, 'unexpected rev-parse output'));
+  }
+  return ok({ root, gitDir, commonDir });
+}
+
+const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+export const isObjectId = (text: string): boolean => OBJECT_ID.test(text);

@@ -1,0 +1,310 @@
+/**
+ * Verification: a FRESH worktree at the base, exactly the patch applied
+ * (`git apply --binary --index`), the tree hash taken before anything runs,
+ * then the verify argv in the sandbox `verify` profile. Exit 0 mints a
+ * `VerifiedPatch`; anything else yields a `Diagnosis` for the next attempt.
+ * The worker's worktree is never reused, so nothing it left behind (files,
+ * processes, a rewritten `.git`) can influence the verdict.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { err, ok, type Result } from '@crustcore/kernel';
+import { decideSandboxCommand, runSandboxed, type SandboxExecCap, type SandboxedResult } from '@crustcore/sandbox';
+import type { Argv } from './argv.js';
+import { type Diagnosis, diagnoseFailure } from './diagnosis.js';
+import { type GitFailure, gitText, runGitAt } from './git.js';
+import { crustcoreHome, scratchDir } from './home.js';
+import type { UnverifiedPatch } from './patch.js';
+import { savePatchRecord } from './patch-store.js';
+import type { Risk } from './risk.js';
+import { parseTestCounts, type TestCounts } from './test-counts.js';
+import { VerifiedPatch, verifiedPatchMintKey } from './verified-patch.js';
+import {
+  createTaskWorktree,
+  type Repository,
+  removeTaskWorktree,
+  type TaskWorktree,
+  worktreeLocation,
+} from './worktree.js';
+
+/** What a verify run produced, success or not (bounded: output is summarized by hashes and a diagnosis). */
+export interface VerifyRun {
+  readonly argv: Argv;
+  readonly profile: string;
+  readonly backend: string;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly timedOut: boolean;
+  readonly durationMs: number;
+  readonly stdoutSha256: string;
+  readonly stderrSha256: string;
+  /** Bounded tails of the logs (the sandbox's head+tail capture), for people. */
+  readonly stdoutText: string;
+  readonly stderrText: string;
+  readonly testCounts: TestCounts | null;
+}
+
+export type VerifyOutcome =
+  | { readonly _tag: 'Verified'; readonly verified: VerifiedPatch; readonly run: VerifyRun }
+  | { readonly _tag: 'Failed'; readonly diagnosis: Diagnosis; readonly run: VerifyRun };
+
+export type VerifyError =
+  | { readonly _tag: 'WrongProfile'; readonly profile: string; readonly message: string }
+  | { readonly _tag: 'CommandNeedsApproval'; readonly argvHash: string; readonly message: string }
+  | { readonly _tag: 'CommandDenied'; readonly message: string }
+  | { readonly _tag: 'PatchHashMismatch'; readonly message: string }
+  | { readonly _tag: 'PatchDoesNotApply'; readonly message: string; readonly stderr: string }
+  | { readonly _tag: 'TreeMismatch'; readonly expected: string; readonly actual: string; readonly message: string }
+  | { readonly _tag: 'SandboxRefused'; readonly message: string; readonly fix: string | null }
+  | { readonly _tag: 'WorktreeFailed'; readonly message: string }
+  | GitFailure;
+
+export interface VerifyRequest {
+  readonly repo: Repository;
+  readonly taskId: string;
+  readonly patch: UnverifiedPatch;
+  readonly argv: Argv;
+  /** Caller's clock: stamped into the evidence (the verify package never picks the time). */
+  readonly nowMs: number;
+  /** From `runBaselineVerify` on the base; enables the test-count comparison. */
+  readonly baseline?: BaselineRun | null;
+  /** Argv hashes the user approved for commands the verify profile does not recognize. */
+  readonly approvedArgvHashes?: ReadonlySet<string>;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly timeoutMs?: number;
+  readonly maxOutputBytes?: number;
+  readonly signal?: AbortSignal;
+  readonly home?: string;
+  /** Save the patch and evidence under $CRUSTCORE_HOME/patches/<taskId> (default true). */
+  readonly save?: boolean;
+}
+
+export interface BaselineRun {
+  readonly baseCommit: string;
+  readonly run: VerifyRun;
+}
+
+function checkCommand(cap: SandboxExecCap, argv: Argv, approved: ReadonlySet<string> | undefined): VerifyError | null {
+  if (cap.profileName !== 'verify') {
+    return {
+      _tag: 'WrongProfile',
+      profile: cap.profileName,
+      message: `verify runs only under the verify profile, not ${cap.profileName}`,
+    };
+  }
+  const decision = decideSandboxCommand('verify', argv, approved ?? new Set());
+  if (decision._tag === 'Denied') return { _tag: 'CommandDenied', message: decision.reason };
+  if (decision._tag === 'NeedsApproval') {
+    return {
+      _tag: 'CommandNeedsApproval',
+      argvHash: decision.argvHash,
+      message: `${decision.reason}; approve this exact argv to run it`,
+    };
+  }
+  return null;
+}
+
+function toRun(argv: Argv, result: SandboxedResult): VerifyRun {
+  return {
+    argv,
+    profile: result.profile,
+    backend: result.backend,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    durationMs: result.durationMs,
+    stdoutSha256: result.stdout.sha256,
+    stderrSha256: result.stderr.sha256,
+    stdoutText: result.stdout.text,
+    stderrText: result.stderr.text,
+    testCounts: parseTestCounts(result.stdout.text, result.stderr.text),
+  };
+}
+
+async function runInWorktree(
+  cap: SandboxExecCap,
+  worktree: TaskWorktree,
+  request: Pick<VerifyRequest, 'argv' | 'env' | 'timeoutMs' | 'maxOutputBytes' | 'signal'>,
+): Promise<Result<VerifyError, { run: VerifyRun; result: SandboxedResult }>> {
+  const outcome = await runSandboxed(cap, {
+    argv: request.argv,
+    worktreeRoot: worktree.path,
+    cwd: worktree.path,
+    ...(request.env === undefined ? {} : { env: request.env }),
+    ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
+    ...(request.maxOutputBytes === undefined ? {} : { maxOutputBytes: request.maxOutputBytes }),
+    ...(request.signal === undefined ? {} : { signal: request.signal }),
+  });
+  if (outcome._tag === 'Left')
+    return err({ _tag: 'SandboxRefused', message: outcome.left.message, fix: outcome.left.fix });
+  return ok({ run: toRun(request.argv, outcome.right), result: outcome.right });
+}
+
+async function applyPatchFile(
+  worktree: TaskWorktree,
+  bytes: Uint8Array,
+  home: string,
+): Promise<Result<VerifyError, string>> {
+  mkdirSync(scratchDir(home), { recursive: true, mode: 0o700 });
+  const dir = mkdtempSync(join(scratchDir(home), 'verify-'));
+  try {
+    const file = join(dir, 'patch.diff');
+    writeFileSync(file, bytes, { mode: 0o600 });
+    const location = worktreeLocation(worktree);
+    const applied = await runGitAt(location, ['apply', '--binary', '--index', '--whitespace=nowarn', '--', file]);
+    if (applied._tag === 'Left') {
+      return err({ _tag: 'PatchDoesNotApply', message: applied.left.message, stderr: applied.left.stderr });
+    }
+    return gitText(location, ['write-tree']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function countRisk(baseline: BaselineRun | null | undefined, after: TestCounts | null): Risk | null {
+  const before = baseline?.run.testCounts ?? null;
+  if (before === null) return null;
+  if (after === null) {
+    return {
+      kind: 'tests-weakened',
+      severity: 'needs-approval',
+      detail: `the base run reported ${before.total} tests but the patched run reported no test count`,
+      paths: [],
+    };
+  }
+  if (after.total < before.total) {
+    return {
+      kind: 'tests-weakened',
+      severity: 'needs-approval',
+      detail: `fewer tests ran: ${after.total} after the patch vs ${before.total} on the base`,
+      paths: [],
+    };
+  }
+  return null;
+}
+
+/**
+ * Verifies `request.patch` from scratch and mints a `VerifiedPatch` only on
+ * exit 0. Left: verification could not be carried out (command refused,
+ * patch does not apply, sandbox refused). Right: it ran — Verified or Failed.
+ */
+export async function verifyPatch(
+  cap: SandboxExecCap,
+  request: VerifyRequest,
+): Promise<Result<VerifyError, VerifyOutcome>> {
+  const refused = checkCommand(cap, request.argv, request.approvedArgvHashes);
+  if (refused !== null) return err(refused);
+  const { patch } = request;
+  if (createHash('sha256').update(patch.bytes).digest('hex') !== patch.sha256) {
+    return err({ _tag: 'PatchHashMismatch', message: 'patch bytes do not match their recorded sha256' });
+  }
+  const home = request.home ?? crustcoreHome();
+  const created = await createTaskWorktree({
+    repo: request.repo,
+    taskId: request.taskId,
+    ref: patch.baseCommit,
+    purpose: 'verify',
+    home,
+    nowMs: request.nowMs,
+  });
+  if (created._tag === 'Left') return err({ _tag: 'WorktreeFailed', message: created.left.message });
+  const worktree = created.right;
+  let outcome: Result<VerifyError, VerifyOutcome>;
+  try {
+    outcome = await verifyIn(cap, worktree, request);
+  } finally {
+    await removeTaskWorktree(worktree);
+  }
+  if (outcome._tag === 'Right' && request.save !== false) {
+    const verified = outcome.right._tag === 'Verified' ? outcome.right.verified : null;
+    savePatchRecord(home, request.taskId, patch, verified);
+  }
+  return outcome;
+}
+
+async function verifyIn(
+  cap: SandboxExecCap,
+  worktree: TaskWorktree,
+  request: VerifyRequest,
+): Promise<Result<VerifyError, VerifyOutcome>> {
+  const { patch } = request;
+  const tree = await applyPatchFile(worktree, patch.bytes, request.home ?? crustcoreHome());
+  if (tree._tag === 'Left') return tree;
+  // The tree is fixed before the verify command runs, so nothing the command writes can change it.
+  if (tree.right !== patch.treeId) {
+    return err({
+      _tag: 'TreeMismatch',
+      expected: patch.treeId,
+      actual: tree.right,
+      message: 'the patch applied to the base does not reproduce the worker tree',
+    });
+  }
+  const ran = await runInWorktree(cap, worktree, request);
+  if (ran._tag === 'Left') return ran;
+  const { run, result } = ran.right;
+  const passed = result.startError === null && !result.timedOut && !result.cancelled && result.exitCode === 0;
+  if (!passed) {
+    const diagnosis = diagnoseFailure({
+      exitCode: result.exitCode,
+      signal: result.signal,
+      timedOut: result.timedOut,
+      stdout: result.stdout.text,
+      stderr: result.startError === null ? result.stderr.text : `${result.startError.message}\n${result.stderr.text}`,
+      roots: [worktree.path],
+    });
+    return ok({ _tag: 'Failed', diagnosis, run });
+  }
+  const risks = [...patch.risks];
+  const fewer = countRisk(request.baseline, run.testCounts);
+  if (fewer !== null) risks.push(fewer);
+  const verified = new VerifiedPatch(verifiedPatchMintKey, patch.bytes, {
+    taskId: request.taskId,
+    patchSha256: patch.sha256,
+    patchBytes: patch.bytes.length,
+    baseCommit: patch.baseCommit,
+    treeId: tree.right,
+    argv: request.argv,
+    profile: result.profile,
+    backend: result.backend,
+    isolation: result.isolation,
+    exitCode: 0,
+    stdoutSha256: result.stdout.sha256,
+    stderrSha256: result.stderr.sha256,
+    durationMs: result.durationMs,
+    verifiedAtMs: request.nowMs,
+    testCounts: run.testCounts,
+    baselineCounts: request.baseline?.run.testCounts ?? null,
+    files: patch.files,
+    risks,
+  });
+  return ok({ _tag: 'Verified', verified, run });
+}
+
+/** Runs the verify argv on the base itself (no patch) so test counts can be compared. Never mints anything. */
+export async function runBaselineVerify(
+  cap: SandboxExecCap,
+  request: Omit<VerifyRequest, 'patch' | 'baseline' | 'save' | 'nowMs'> & {
+    readonly baseCommit: string;
+    readonly nowMs?: number;
+  },
+): Promise<Result<VerifyError, BaselineRun>> {
+  const refused = checkCommand(cap, request.argv, request.approvedArgvHashes);
+  if (refused !== null) return err(refused);
+  const created = await createTaskWorktree({
+    repo: request.repo,
+    taskId: request.taskId,
+    ref: request.baseCommit,
+    purpose: 'baseline',
+    home: request.home ?? crustcoreHome(),
+    ...(request.nowMs === undefined ? {} : { nowMs: request.nowMs }),
+  });
+  if (created._tag === 'Left') return err({ _tag: 'WorktreeFailed', message: created.left.message });
+  try {
+    const ran = await runInWorktree(cap, created.right, request);
+    if (ran._tag === 'Left') return ran;
+    return ok({ baseCommit: created.right.baseCommit, run: ran.right.run });
+  } finally {
+    await removeTaskWorktree(created.right);
+  }
+}

@@ -1,0 +1,306 @@
+/**
+ * One throwaway git worktree per task (and per verify run), in
+ * `$CRUSTCORE_HOME/worktrees/<repo-id>/<name>`, never inside the user's
+ * repository. Creating one never touches the user's working tree or index.
+ * Each has an owner file beside it (outside the worktree, where a worker
+ * cannot reach it) naming the owning process; `gcWorktrees` removes those
+ * whose owner is gone. See docs/worktrees.md.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkRevision } from '@crustcore/confine';
+import { err, ok, type Result } from '@crustcore/kernel';
+import { discoverRepository, type GitFailure, type GitLocation, gitText, isObjectId, runGitAt } from './git.js';
+import { crustcoreHome, worktreesDir } from './home.js';
+import { unlinkIfPresent, writeNewFileSynced } from './journal/durable.js';
+import { currentOwner, isOwnerAlive, type ProcessOwner } from './owner.js';
+
+/** A user repository, located once. */
+export interface Repository {
+  /** Top of the user's working tree. */
+  readonly root: string;
+  /** The main repository's git directory (shared by all worktrees). */
+  readonly commonDir: string;
+  /** First 16 hex chars of sha256(real path of commonDir): names the repository under $CRUSTCORE_HOME. */
+  readonly repoId: string;
+}
+
+export type WorktreePurpose = 'task' | 'verify' | 'baseline';
+
+/** A worktree owned by this process. */
+export interface TaskWorktree {
+  readonly taskId: string;
+  readonly purpose: WorktreePurpose;
+  readonly repo: Repository;
+  /** Absolute path of the checkout. */
+  readonly path: string;
+  /** Its private git directory (`<commonDir>/worktrees/<name>`), recorded at creation. */
+  readonly gitDir: string;
+  /** Full commit id the worktree was created at. */
+  readonly baseCommit: string;
+  readonly ownerFile: string;
+}
+
+export interface WorktreeError {
+  readonly _tag: 'WorktreeError';
+  readonly reason: 'not-a-repository' | 'bad-task-id' | 'bad-ref' | 'exists' | 'git-failed' | 'io';
+  readonly message: string;
+  readonly git: GitFailure | null;
+}
+
+export interface CreateWorktreeOptions {
+  readonly repo: Repository;
+  readonly taskId: string;
+  /** Commit-ish to check out; default HEAD. */
+  readonly ref?: string;
+  readonly purpose?: WorktreePurpose;
+  /** Default `crustcoreHome()`. */
+  readonly home?: string;
+  readonly nowMs?: number;
+}
+
+const TASK_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const OWNER_SUFFIX = '.owner.json';
+
+const fail = (reason: WorktreeError['reason'], message: string, git: GitFailure | null = null): WorktreeError => ({
+  _tag: 'WorktreeError',
+  reason,
+  message,
+  git,
+});
+
+/** Git location of the main repository (no work tree: these commands only touch .git). */
+export const repositoryLocation = (repo: Repository): GitLocation => ({
+  gitDir: repo.commonDir,
+  workTree: null,
+  cwd: repo.root,
+});
+
+/** Git location of a worktree, pinned to the git directory recorded at creation. */
+export const worktreeLocation = (worktree: TaskWorktree): GitLocation => ({
+  gitDir: worktree.gitDir,
+  workTree: worktree.path,
+  cwd: worktree.path,
+});
+
+export async function openRepository(dir: string): Promise<Result<WorktreeError, Repository>> {
+  const found = await discoverRepository(dir);
+  if (found._tag === 'Left') return err(fail('not-a-repository', found.left.message, found.left));
+  let commonDir: string;
+  try {
+    commonDir = realpathSync(found.right.commonDir);
+  } catch (error) {
+    return err(fail('io', `cannot resolve ${found.right.commonDir}: ${(error as Error).message}`));
+  }
+  const repoId = createHash('sha256').update(commonDir).digest('hex').slice(0, 16);
+  return ok({ root: found.right.root, commonDir, repoId });
+}
+
+/** Resolves a commit-ish to a full commit id in `repo`. */
+export async function resolveCommit(repo: Repository, ref: string): Promise<Result<WorktreeError, string>> {
+  const bad = checkRevision(ref);
+  if (bad !== null) return err(fail('bad-ref', `${ref}: ${bad.message}`));
+  const resolved = await gitText(repositoryLocation(repo), [
+    'rev-parse',
+    '--verify',
+    '--quiet',
+    '--end-of-options',
+    `${ref}^{commit}`,
+  ]);
+  if (resolved._tag === 'Left' || !isObjectId(resolved.right)) return err(fail('bad-ref', `${ref} is not a commit`));
+  return ok(resolved.right);
+}
+
+interface OwnerRecord extends ProcessOwner {
+  readonly taskId: string;
+  readonly purpose: WorktreePurpose;
+  readonly path: string;
+  readonly commonDir: string;
+  readonly createdAtMs: number;
+}
+
+function readOwnerRecord(path: string): OwnerRecord | null {
+  try {
+    const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<OwnerRecord>;
+    if (typeof parsed.pid !== 'number' || typeof parsed.path !== 'string' || typeof parsed.commonDir !== 'string')
+      return null;
+    return {
+      pid: parsed.pid,
+      startTime: typeof parsed.startTime === 'string' ? parsed.startTime : null,
+      taskId: String(parsed.taskId ?? ''),
+      purpose: parsed.purpose === 'verify' || parsed.purpose === 'baseline' ? parsed.purpose : 'task',
+      path: parsed.path,
+      commonDir: parsed.commonDir,
+      createdAtMs: Number(parsed.createdAtMs ?? 0),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Creates a detached worktree for `taskId` at `ref`. The owner file is
+ * written first, so any worktree directory without one is a leftover.
+ */
+export async function createTaskWorktree(options: CreateWorktreeOptions): Promise<Result<WorktreeError, TaskWorktree>> {
+  const { repo, taskId } = options;
+  if (!TASK_ID.test(taskId)) return err(fail('bad-task-id', 'task id must be 1-64 of [A-Za-z0-9_-]'));
+  const purpose = options.purpose ?? 'task';
+  const commit = await resolveCommit(repo, options.ref ?? 'HEAD');
+  if (commit._tag === 'Left') return commit;
+  const parent = join(worktreesDir(options.home ?? crustcoreHome()), repo.repoId);
+  const name = purpose === 'task' ? taskId : `${taskId}.${purpose}-${randomBytes(4).toString('hex')}`;
+  const path = join(parent, name);
+  const ownerFile = `${path}${OWNER_SUFFIX}`;
+  try {
+    mkdirSync(parent, { recursive: true, mode: 0o700 });
+    const owner: OwnerRecord = {
+      ...currentOwner(),
+      taskId,
+      purpose,
+      path,
+      commonDir: repo.commonDir,
+      createdAtMs: options.nowMs ?? Date.now(),
+    };
+    writeNewFileSynced(ownerFile, new TextEncoder().encode(JSON.stringify(owner)), 0o600);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return err(fail(code === 'EEXIST' ? 'exists' : 'io', `cannot claim ${path}: ${(error as Error).message}`));
+  }
+  const added = await runGitAt(repositoryLocation(repo), [
+    'worktree',
+    'add',
+    '--detach',
+    '--quiet',
+    '--',
+    path,
+    commit.right,
+  ]);
+  if (added._tag === 'Left') {
+    unlinkIfPresent(ownerFile);
+    rmSync(path, { recursive: true, force: true });
+    return err(fail('git-failed', added.left.message, added.left));
+  }
+  // Read the private git dir now, before any worker can rewrite the `.git` file.
+  const pointer = /^gitdir: (.+)$/m.exec(readFileSync(join(path, '.git'), 'utf8'));
+  const gitDir = pointer?.[1]?.trim() ?? '';
+  if (!gitDir.startsWith(`${repo.commonDir}/worktrees/`)) {
+    return err(fail('git-failed', `unexpected worktree git dir "${gitDir}"`));
+  }
+  return ok({ taskId, purpose, repo, path, gitDir, baseCommit: commit.right, ownerFile });
+}
+
+/** Removes a worktree and its registration. Safe to call twice. */
+export async function removeTaskWorktree(worktree: TaskWorktree): Promise<Result<WorktreeError, null>> {
+  return removeWorktreeAt(worktree.repo.commonDir, worktree.path, worktree.ownerFile);
+}
+
+async function removeWorktreeAt(
+  commonDir: string,
+  path: string,
+  ownerFile: string,
+): Promise<Result<WorktreeError, null>> {
+  const location: GitLocation = { gitDir: commonDir, workTree: null, cwd: commonDir };
+  let repositoryGone = false;
+  try {
+    statSync(commonDir);
+  } catch {
+    repositoryGone = true;
+  }
+  if (!repositoryGone) await runGitAt(location, ['worktree', 'remove', '--force', '--force', '--', path]);
+  // Whatever git left (or could not remove) goes too; then git forgets the registration.
+  rmSync(path, { recursive: true, force: true, maxRetries: 3 });
+  if (!repositoryGone) {
+    const pruned = await runGitAt(location, ['worktree', 'prune']);
+    if (pruned._tag === 'Left') return err(fail('git-failed', pruned.left.message, pruned.left));
+  }
+  unlinkIfPresent(ownerFile);
+  return ok(null);
+}
+
+/** Creates a worktree, runs `body`, and removes the worktree whatever happens. */
+export async function withTaskWorktree<T>(
+  options: CreateWorktreeOptions,
+  body: (worktree: TaskWorktree) => Promise<T>,
+): Promise<Result<WorktreeError, T>> {
+  const created = await createTaskWorktree(options);
+  if (created._tag === 'Left') return created;
+  try {
+    return ok(await body(created.right));
+  } finally {
+    await removeTaskWorktree(created.right);
+  }
+}
+
+export interface GcReport {
+  readonly removed: readonly { readonly path: string; readonly taskId: string; readonly reason: string }[];
+  readonly kept: readonly { readonly path: string; readonly taskId: string; readonly pid: number }[];
+  /** Repositories whose worktree registrations were pruned. */
+  readonly pruned: readonly string[];
+  readonly errors: readonly string[];
+}
+
+/**
+ * Removes worktrees whose owning process is gone (crash, kill) and any
+ * directory without an owner file, then `git worktree prune` in each
+ * repository seen. Worktrees of live processes are kept.
+ */
+export async function gcWorktrees(options: { readonly home?: string } = {}): Promise<GcReport> {
+  const root = worktreesDir(options.home ?? crustcoreHome());
+  const removed: { path: string; taskId: string; reason: string }[] = [];
+  const kept: { path: string; taskId: string; pid: number }[] = [];
+  const errors: string[] = [];
+  const repositories = new Set<string>();
+  let repoIds: string[];
+  try {
+    repoIds = readdirSync(root);
+  } catch {
+    return { removed, kept, pruned: [], errors };
+  }
+  for (const repoId of repoIds) {
+    const parent = join(root, repoId);
+    let names: string[];
+    try {
+      names = readdirSync(parent);
+    } catch {
+      continue;
+    }
+    const owned = new Set<string>();
+    for (const name of names.filter((n) => n.endsWith(OWNER_SUFFIX))) {
+      const ownerFile = join(parent, name);
+      const path = ownerFile.slice(0, -OWNER_SUFFIX.length);
+      owned.add(path);
+      const owner = readOwnerRecord(ownerFile);
+      if (owner !== null && isOwnerAlive(owner)) {
+        kept.push({ path, taskId: owner.taskId, pid: owner.pid });
+        continue;
+      }
+      const commonDir = owner?.commonDir ?? '';
+      if (commonDir !== '') repositories.add(commonDir);
+      const result = await removeWorktreeAt(commonDir === '' ? '/nonexistent' : commonDir, path, ownerFile);
+      if (result._tag === 'Left') errors.push(`${path}: ${result.left.message}`);
+      removed.push({
+        path,
+        taskId: owner?.taskId ?? '',
+        reason: owner === null ? 'unreadable owner file' : `owner pid ${owner.pid} is gone`,
+      });
+    }
+    for (const name of names.filter((n) => !n.endsWith(OWNER_SUFFIX))) {
+      const path = join(parent, name);
+      if (owned.has(path)) continue;
+      rmSync(path, { recursive: true, force: true, maxRetries: 3 });
+      removed.push({ path, taskId: '', reason: 'no owner file' });
+    }
+  }
+  for (const commonDir of repositories) {
+    try {
+      statSync(commonDir);
+    } catch {
+      continue;
+    }
+    const pruned = await runGitAt({ gitDir: commonDir, workTree: null, cwd: commonDir }, ['worktree', 'prune']);
+    if (pruned._tag === 'Left') errors.push(`${commonDir}: ${pruned.left.message}`);
+  }
+  return { removed, kept, pruned: [...repositories], errors };
+}
