@@ -5,7 +5,8 @@ export default defineConfig({
   test: {
     projects: ['packages/*', 'redteam', 'golden'],
     reporters: ['default', new PlainSummaryReporter()],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Most suites wait on real processes (git, bubblewrap, PostgreSQL), not the CPU:
+    // a few more workers than cores keeps both cores busy.
+    maxWorkers: 4,
   },
 });

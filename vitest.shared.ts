@@ -10,4 +10,7 @@ const conditions = ['source', 'module', 'node', 'import', 'default'];
 export const sharedProject: UserWorkspaceConfig = {
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: ['source'] } },
+  // Projects do not inherit the root's test options. Real processes, sandboxes and
+  // databases on a 2-core machine need more than vitest's 5 s default.
+  test: { testTimeout: 60_000, hookTimeout: 120_000 },
 };
