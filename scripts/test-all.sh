@@ -29,7 +29,7 @@ printf '\n── vitest\n'
 CRUSTCORE_SUMMARY_FILE="$summary" npx vitest run
 vitest_rc=$?
 if [ -s "$summary" ]; then
-  read -r vp vf vs < <(node -e 'const s=require(process.argv[1]);console.log(s.passed,s.failed,s.skipped)' "$summary")
+  read -r vp vf vs < <(node -e 'const s=JSON.parse(require("node:fs").readFileSync(process.argv[1],"utf8"));console.log(s.passed,s.failed,s.skipped)' "$summary")
   passed=$((passed + vp)); failed=$((failed + vf)); skipped=$((skipped + vs))
   if [ "$vitest_rc" != 0 ] && [ "$vf" = 0 ]; then failed=$((failed + 1)); failures+=("vitest exited $vitest_rc"); fi
 else
