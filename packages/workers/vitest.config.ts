@@ -4,6 +4,7 @@ import { sharedProject } from '../../vitest.shared.js';
 export default mergeConfig(
   sharedProject,
   defineProject({
-    test: { include: ['test/**/*.test.ts'] },
+    // Real worker CLIs in real sandboxes: a run takes seconds on a busy 2-core machine.
+    test: { include: ['test/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 60_000 },
   }),
 );

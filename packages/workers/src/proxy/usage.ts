@@ -1,0 +1,222 @@
+/**
+ * Token counting from the model's own responses. The host proxy sees every
+ * byte the provider sends back; both providers report usage inside the
+ * response (the last SSE events of a stream, or the JSON body), so we count
+ * there — never from what the worker CLI prints about itself. Decoding is
+ * io-ts over untrusted JSON; anything that does not decode counts as zero.
+ */
+import * as t from 'io-ts';
+
+/** Which provider API a worker speaks. */
+export type ModelWire = 'openai-responses' | 'anthropic-messages';
+
+/** Tokens (and cost, when prices are known) of one response or a whole run. */
+export interface ModelUsage {
+  readonly requests: number;
+  /** Prompt tokens, including cached ones. */
+  readonly inputTokens: number;
+  /** The part of `inputTokens` served from the provider's prompt cache. */
+  readonly cachedInputTokens: number;
+  readonly outputTokens: number;
+  /** US dollars by `ModelPricing`; 0 when no pricing was given. */
+  readonly costUsd: number;
+}
+
+/** Prices per million tokens. */
+export interface ModelPricing {
+  readonly inputUsdPerMillion: number;
+  readonly outputUsdPerMillion: number;
+  /** Defaults to `inputUsdPerMillion`. */
+  readonly cachedInputUsdPerMillion?: number;
+}
+
+export const ZERO_USAGE: ModelUsage = Object.freeze({
+  requests: 0,
+  inputTokens: 0,
+  cachedInputTokens: 0,
+  outputTokens: 0,
+  costUsd: 0,
+});
+
+/** Sums usages. */
+export function addUsage(a: ModelUsage, b: ModelUsage): ModelUsage {
+  return {
+    requests: a.requests + b.requests,
+    inputTokens: a.inputTokens + b.inputTokens,
+    cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    costUsd: a.costUsd + b.costUsd,
+  };
+}
+
+/** Cost of token counts under `pricing` (0 without pricing). */
+export function priceUsage(
+  tokens: { readonly inputTokens: number; readonly cachedInputTokens: number; readonly outputTokens: number },
+  pricing: ModelPricing | undefined,
+): number {
+  if (pricing === undefined) return 0;
+  const cachedPrice = pricing.cachedInputUsdPerMillion ?? pricing.inputUsdPerMillion;
+  const uncached = Math.max(0, tokens.inputTokens - tokens.cachedInputTokens);
+  return (
+    (uncached * pricing.inputUsdPerMillion +
+      tokens.cachedInputTokens * cachedPrice +
+      tokens.outputTokens * pricing.outputUsdPerMillion) /
+    1_000_000
+  );
+}
+
+// ─── codecs ────────────────────────────────────────────────────────────────
+
+const Count = t.refinement(t.number, (n) => Number.isSafeInteger(n) && n >= 0, 'Count');
+
+const OpenAiUsage = t.intersection([
+  t.type({ input_tokens: Count, output_tokens: Count }),
+  t.partial({ input_tokens_details: t.partial({ cached_tokens: Count }) }),
+]);
+/** `response.completed` / `.incomplete` / `.failed` events, and a non-streamed response body. */
+const OpenAiEvent = t.union([
+  t.type({ type: t.string, response: t.type({ usage: OpenAiUsage }) }),
+  t.type({ object: t.literal('response'), usage: OpenAiUsage }),
+]);
+
+const AnthropicUsage = t.partial({
+  input_tokens: Count,
+  output_tokens: Count,
+  cache_creation_input_tokens: t.union([Count, t.null]),
+  cache_read_input_tokens: t.union([Count, t.null]),
+});
+const AnthropicStart = t.type({ type: t.literal('message_start'), message: t.type({ usage: AnthropicUsage }) });
+const AnthropicDelta = t.type({ type: t.literal('message_delta'), usage: AnthropicUsage });
+/** A non-streamed Messages response. */
+const AnthropicMessage = t.type({ type: t.literal('message'), usage: AnthropicUsage });
+
+// ─── the meter ─────────────────────────────────────────────────────────────
+
+/** Longest SSE event we look into; a longer one is skipped (usage events are small). */
+const MAX_EVENT_CHARS = 1024 * 1024;
+/** Largest JSON body parsed for usage; bigger non-stream bodies are not counted. */
+const MAX_JSON_BODY_CHARS = 8 * 1024 * 1024;
+
+interface Counts {
+  input: number;
+  cached: number;
+  output: number;
+}
+
+/** Reads one response's bytes as they stream past and reports its usage at the end. */
+export class UsageMeter {
+  readonly #wire: ModelWire;
+  readonly #sse: boolean;
+  readonly #decoder = new TextDecoder();
+  #pending = '';
+  #skipping = false;
+  #body = '';
+  #bodyTooLarge = false;
+  readonly #counts: Counts = { input: 0, cached: 0, output: 0 };
+  #seen = false;
+
+  /** `contentType`: the response's content-type header (SSE or JSON). */
+  constructor(wire: ModelWire, contentType: string) {
+    this.#wire = wire;
+    this.#sse = contentType.toLowerCase().includes('text/event-stream');
+  }
+
+  push(chunk: Uint8Array): void {
+    const text = this.#decoder.decode(chunk, { stream: true });
+    if (!this.#sse) {
+      if (this.#body.length + text.length > MAX_JSON_BODY_CHARS) this.#bodyTooLarge = true;
+      else this.#body += text;
+      return;
+    }
+    this.#pending += text;
+    for (;;) {
+      const boundary = this.#pending.search(/\r?\n\r?\n/);
+      if (boundary < 0) break;
+      const event = this.#pending.slice(0, boundary);
+      this.#pending = this.#pending.slice(boundary).replace(/^\r?\n\r?\n/, '');
+      if (this.#skipping) this.#skipping = false;
+      else this.#event(event);
+    }
+    if (this.#pending.length > MAX_EVENT_CHARS) {
+      // Drop the oversized event's head and ignore the rest of it.
+      this.#pending = '';
+      this.#skipping = true;
+    }
+  }
+
+  /** Usage of the whole response (zero tokens when it reported none). */
+  finish(pricing: ModelPricing | undefined): ModelUsage {
+    const tail = this.#decoder.decode();
+    if (this.#sse) {
+      this.#pending += tail;
+      if (this.#pending.trim() !== '' && !this.#skipping) this.#event(this.#pending);
+    } else if (!this.#bodyTooLarge) {
+      this.#json(this.#body + tail);
+    }
+    const tokens = {
+      inputTokens: this.#counts.input,
+      cachedInputTokens: this.#counts.cached,
+      outputTokens: this.#counts.output,
+    };
+    return { requests: 1, ...tokens, costUsd: priceUsage(tokens, pricing) };
+  }
+
+  /** Whether any usage field was seen. */
+  get reported(): boolean {
+    return this.#seen;
+  }
+
+  #event(block: string): void {
+    const data = block
+      .split(/\r?\n/)
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => line.slice(5).replace(/^ /, ''))
+      .join('\n');
+    if (data === '' || data === '[DONE]') return;
+    this.#json(data);
+  }
+
+  #json(text: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (this.#wire === 'openai-responses') this.#openAi(value);
+    else this.#anthropic(value);
+  }
+
+  #openAi(value: unknown): void {
+    const decoded = OpenAiEvent.decode(value);
+    if (decoded._tag === 'Left') return;
+    const usage = 'response' in decoded.right ? decoded.right.response.usage : decoded.right.usage;
+    // A stream reports usage once, in its final event; the last report wins.
+    this.#seen = true;
+    this.#counts.input = usage.input_tokens;
+    this.#counts.cached = usage.input_tokens_details?.cached_tokens ?? 0;
+    this.#counts.output = usage.output_tokens;
+  }
+
+  #anthropic(value: unknown): void {
+    const start = AnthropicStart.decode(value);
+    const delta = AnthropicDelta.decode(value);
+    const message = AnthropicMessage.decode(value);
+    if (start._tag === 'Right') this.#anthropicUsage(start.right.message.usage);
+    else if (delta._tag === 'Right') this.#anthropicUsage(delta.right.usage);
+    else if (message._tag === 'Right') this.#anthropicUsage(message.right.usage);
+  }
+
+  /** Anthropic's counts are cumulative per message: message_delta repeats and raises message_start's. */
+  #anthropicUsage(usage: t.TypeOf<typeof AnthropicUsage>): void {
+    this.#seen = true;
+    const cacheRead = usage.cache_read_input_tokens ?? null;
+    const cacheWrite = usage.cache_creation_input_tokens ?? null;
+    if (usage.input_tokens !== undefined || cacheRead !== null || cacheWrite !== null) {
+      const input = (usage.input_tokens ?? 0) + (cacheRead ?? 0) + (cacheWrite ?? 0);
+      this.#counts.input = Math.max(this.#counts.input, input);
+      this.#counts.cached = Math.max(this.#counts.cached, cacheRead ?? 0);
+    }
+    if (usage.output_tokens !== undefined) this.#counts.output = Math.max(this.#counts.output, usage.output_tokens);
+  }
+}

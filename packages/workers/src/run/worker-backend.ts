@@ -1,0 +1,389 @@
+/**
+ * A worker CLI as a `CodingBackend`. One run:
+ *
+ *  1. a throwaway HOME (host temp dir) with only the config CrustCore writes;
+ *  2. the model proxy on the host: a worker-facing Unix socket (metered, no
+ *     key) in front of the key-holding credential proxy;
+ *  3. the CLI in the sandbox `worker` profile, started by the in-sandbox
+ *     bridge (127.0.0.1:PORT → the socket), prompt on stdin;
+ *  4. the patch extracted from the worktree with git — never what the
+ *     worker says — and its event stream summarized, redacted.
+ *
+ * The key exists only in the host proxy's request headers. The sandbox has
+ * no network; the only way out is the socket, which reaches only the
+ * provider's API paths.
+ */
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import {
+  type DroppedEnvVar,
+  mintSandboxExecCap,
+  runSandboxed,
+  SANDBOX_HOME,
+  SandboxExecCap,
+  type SandboxedResult,
+} from '@crustcore/sandbox';
+import { Redactor, SecretHandle, type SecretMaterial } from '@crustcore/secrets';
+import {
+  BACKEND_LIMITS,
+  type BackendContext,
+  type BackendResult,
+  type CodingBackend,
+  type CommandRecord,
+  decodeWorkerClaim,
+  extractPatch,
+  type PatchOutcome,
+  type Transcript,
+  type WorkerInput,
+} from '@crustcore/verify';
+import { BRIDGE_SCRIPT_PATH } from '../bridge-script.js';
+import { locateWorkerCli, type WorkerCli } from '../cli/locate-cli.js';
+import { bothBudgets, boundedModelBudget, type ModelBudget } from '../proxy/budget.js';
+import { type ModelRequestRecord, startModelProxy } from '../proxy/model-proxy.js';
+import type { ModelPricing, ModelUsage } from '../proxy/usage.js';
+import { MODEL_NAME, type WorkerCliSpec, type WorkerSetup } from './cli-specs.js';
+import { workerPrompt } from './worker-prompt.js';
+
+/** Where things appear inside the sandbox. */
+export const SANDBOX_LAYOUT = Object.freeze({
+  /** The bridge script (bound read-only). */
+  bridge: '/crustcore/bridge.mjs',
+  /** Directory holding the model socket (bound read-only; connecting needs no write access). */
+  modelDirectory: '/crustcore/model',
+  modelSocket: '/crustcore/model/model.sock',
+  /** The CLI's install directory (bound read-only). */
+  cli: '/crustcore/cli',
+  /** Port the bridge listens on, in the sandbox's own network namespace (nothing else can bind it). */
+  bridgePort: 47474,
+});
+
+/** Per-run hard cap on model requests, on top of any budget. */
+export const DEFAULT_MAX_MODEL_REQUESTS = 500;
+
+/** Everything a worker run used, for the ledger and for tests; handed over before the scratch files go. */
+export interface WorkerRunReport {
+  readonly backend: string;
+  /** The argv given to the sandbox (bridge, then the CLI). */
+  readonly argv: readonly string[];
+  /** The environment requested for the sandbox (before the sanitizer). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Variables the sandbox dropped (names and reasons). */
+  readonly envDropped: readonly DroppedEnvVar[];
+  /** Host path of the throwaway HOME; removed right after the callback returns. */
+  readonly homeDirectory: string;
+  readonly modelRequests: readonly ModelRequestRecord[];
+  readonly usage: ModelUsage;
+  readonly budgetExhausted: boolean;
+}
+
+/** How to build a worker backend. Only `workerCap` and `apiKey` are required. */
+export interface WorkerBackendOptions {
+  /** A `worker`-profile capability on the bubblewrap backend; its limits bound every run. */
+  readonly workerCap: SandboxExecCap | (() => SandboxExecCap);
+  /** The provider key, read when a run starts. Only the host proxy ever sees it. */
+  readonly apiKey: SecretMaterial | (() => SecretMaterial | Promise<SecretMaterial>);
+  /** The installed CLI (default: `locateWorkerCli`). */
+  readonly cli?: WorkerCli;
+  /** Provider origin (default: the official API). http: only for loopback (tests). */
+  readonly upstream?: string;
+  /** Model name (default: the CLI's own default). */
+  readonly model?: string;
+  /** The task budget: asked before each request, charged after each response. */
+  readonly budget?: ModelBudget;
+  /** Prices, to turn tokens into cost for the budget. */
+  readonly pricing?: ModelPricing;
+  /** Hard cap on model requests per run (default 500). */
+  readonly maxModelRequests?: number;
+  /** Redacts transcript, summary and commands (after the key itself, which is always redacted). */
+  readonly redactor?: Redactor;
+  /** Each model request as it finishes (method, path, status, bytes, tokens, refusal). */
+  readonly onModelRequest?: (record: ModelRequestRecord) => void;
+  /** After each run, before its scratch files are removed. */
+  readonly onRunReport?: (report: WorkerRunReport) => void | Promise<void>;
+  /** Parent of the per-run scratch directory (default: the OS temp dir). */
+  readonly scratchDirectory?: string;
+}
+
+const clip = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
+
+const EMPTY_TRANSCRIPT: Transcript = {
+  stdoutText: '',
+  stderrText: '',
+  stdoutBytes: 0,
+  stderrBytes: 0,
+  stdoutSha256: '',
+  stderrSha256: '',
+};
+
+function notRun(backend: string, failure: string): BackendResult {
+  return {
+    backend,
+    summary: '',
+    patch: { _tag: 'NoChanges' },
+    selfClaimedDone: false,
+    commandsRun: [],
+    risks: [],
+    workerRisks: [],
+    exit: { exitCode: null, signal: null, timedOut: false, cancelled: false, durationMs: 0 },
+    failure,
+    transcript: EMPTY_TRANSCRIPT,
+  };
+}
+
+/** PATH inside the sandbox: the CLI's helper directories, then the system and Node's directory. */
+function sandboxPath(cli: WorkerCli): string {
+  const entries = [
+    ...cli.pathDirectoriesInMount.map((directory) => `${SANDBOX_LAYOUT.cli}/${directory}`),
+    '/usr/local/bin',
+    '/usr/bin',
+    '/bin',
+    '/usr/sbin',
+    '/sbin',
+  ];
+  const nodeDirectory = dirname(realpathSync(process.execPath));
+  if (!entries.includes(nodeDirectory)) entries.push(nodeDirectory);
+  return entries.join(':');
+}
+
+async function extractOutcome(input: WorkerInput, context: BackendContext): Promise<PatchOutcome> {
+  const extracted = await extractPatch(context.worktree, {
+    allowedRoots: input.allowedRoots,
+    forbiddenPaths: input.forbiddenPaths,
+    ...(context.home === undefined ? {} : { home: context.home }),
+  });
+  if (extracted._tag === 'Left') {
+    return extracted.left._tag === 'PatchRejected'
+      ? { _tag: 'Rejected', rejection: extracted.left }
+      : { _tag: 'ExtractFailed', message: extracted.left.message };
+  }
+  return extracted.right === null ? { _tag: 'NoChanges' } : { _tag: 'Patch', patch: extracted.right };
+}
+
+/** A redactor that knows the key (exact forms only: detectors would mangle model traffic). */
+function keyRedactor(key: SecretMaterial): Redactor | string {
+  const handle = SecretHandle.create('worker-model-api-key', 'model API key');
+  if (handle._tag === 'Left') return handle.left.reason;
+  const redactor = new Redactor({ detectors: [] });
+  const registered = redactor.register(handle.right, key);
+  if (registered._tag === 'Left') return `the API key cannot be redacted (${registered.left._tag})`;
+  return redactor;
+}
+
+export class WorkerCliBackend implements CodingBackend {
+  readonly name: string;
+  readonly #spec: WorkerCliSpec;
+  readonly #options: WorkerBackendOptions;
+
+  constructor(spec: WorkerCliSpec, options: WorkerBackendOptions) {
+    this.#spec = spec;
+    this.#options = options;
+    this.name = spec.name;
+  }
+
+  async run(input: WorkerInput, context: BackendContext): Promise<BackendResult> {
+    const options = this.#options;
+    let cap: SandboxExecCap;
+    try {
+      cap = typeof options.workerCap === 'function' ? options.workerCap() : options.workerCap;
+    } catch (error) {
+      return notRun(this.name, `no worker sandbox: ${(error as Error).message}`);
+    }
+    if (!SandboxExecCap.isCap(cap) || cap.profileName !== 'worker') {
+      return notRun(this.name, 'the worker backend needs a worker-profile SandboxExecCap');
+    }
+    if (cap.backend !== 'bubblewrap') {
+      return notRun(this.name, 'worker CLIs run only under bubblewrap: the process jail has no network isolation');
+    }
+    const model = options.model ?? null;
+    if (model !== null && !MODEL_NAME.test(model)) return notRun(this.name, 'the model name has an unexpected shape');
+    let cli = options.cli ?? null;
+    if (cli === null) {
+      const located = locateWorkerCli(this.#spec.name);
+      if (located._tag === 'Left') return notRun(this.name, `${located.left.message}; install it: ${located.left.fix}`);
+      cli = located.right;
+    }
+    let key: SecretMaterial;
+    try {
+      key = typeof options.apiKey === 'function' ? await options.apiKey() : options.apiKey;
+    } catch (error) {
+      return notRun(this.name, `no model API key: ${(error as Error).message}`);
+    }
+    const redactor = keyRedactor(key);
+    if (typeof redactor === 'string') return notRun(this.name, redactor);
+
+    const scratch = mkdtempSync(join(options.scratchDirectory ?? tmpdir(), 'crustcore-worker-'));
+    try {
+      return await this.#runIn(scratch, { input, context, cap, cli, key, redactor, model });
+    } finally {
+      rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
+    }
+  }
+
+  async #runIn(
+    scratch: string,
+    run: {
+      readonly input: WorkerInput;
+      readonly context: BackendContext;
+      readonly cap: SandboxExecCap;
+      readonly cli: WorkerCli;
+      readonly key: SecretMaterial;
+      readonly redactor: Redactor;
+      readonly model: string | null;
+    },
+  ): Promise<BackendResult> {
+    const options = this.#options;
+    const spec = this.#spec;
+    const { input, context, cap, cli } = run;
+    // Three directories: HOME and the model socket are bound into the sandbox; the key socket never is.
+    const home = join(scratch, 'home');
+    const modelDirectory = join(scratch, 'model');
+    const keyDirectory = join(scratch, 'key');
+    for (const directory of [home, modelDirectory, keyDirectory]) mkdirSync(directory, { mode: 0o700 });
+    const setup: WorkerSetup = {
+      modelOrigin: `http://127.0.0.1:${SANDBOX_LAYOUT.bridgePort}`,
+      home: SANDBOX_HOME,
+      model: run.model,
+    };
+    for (const [relative, text] of Object.entries(spec.homeFiles(setup))) {
+      const path = join(home, relative);
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      writeFileSync(path, text, { mode: 0o600 });
+    }
+
+    const stop = new AbortController();
+    const onAbort = (): void => stop.abort();
+    context.signal?.addEventListener('abort', onAbort, { once: true });
+    if (context.signal?.aborted === true) stop.abort();
+    let budgetExhausted = false;
+    const runBudget = boundedModelBudget({ maxRequests: options.maxModelRequests ?? DEFAULT_MAX_MODEL_REQUESTS });
+    const proxy = await startModelProxy({
+      wire: spec.wire,
+      workerSocketPath: join(modelDirectory, 'model.sock'),
+      keySocketPath: join(keyDirectory, 'key.sock'),
+      upstream: options.upstream ?? spec.defaultUpstream,
+      apiKey: run.key,
+      allowPaths: spec.allowPaths,
+      responseRedactor: run.redactor,
+      budget: options.budget === undefined ? runBudget : bothBudgets(runBudget, options.budget),
+      maxRequests: options.maxModelRequests ?? DEFAULT_MAX_MODEL_REQUESTS,
+      ...(options.pricing === undefined ? {} : { pricing: options.pricing }),
+      ...(options.onModelRequest === undefined ? {} : { onRequest: options.onModelRequest }),
+      onBudgetExhausted: () => {
+        budgetExhausted = true;
+        stop.abort();
+      },
+    });
+    if (proxy._tag === 'Left') {
+      context.signal?.removeEventListener('abort', onAbort);
+      return notRun(this.name, `model proxy: ${proxy.left.message}`);
+    }
+    try {
+      const minted = mintSandboxExecCap('worker', {
+        backend: 'bubblewrap',
+        limits: cap.limits,
+        extraBinds: [
+          { source: home, target: SANDBOX_HOME, mode: 'read-write' },
+          { source: modelDirectory, target: SANDBOX_LAYOUT.modelDirectory, mode: 'read-only' },
+          { source: BRIDGE_SCRIPT_PATH, target: SANDBOX_LAYOUT.bridge, mode: 'read-only' },
+          { source: cli.mountSource, target: SANDBOX_LAYOUT.cli, mode: 'read-only' },
+        ],
+      });
+      if (minted._tag === 'Left') return notRun(this.name, `sandbox: ${minted.left.message}`);
+      const argv: [string, ...string[]] = [
+        realpathSync(process.execPath),
+        SANDBOX_LAYOUT.bridge,
+        '--listen',
+        `127.0.0.1:${SANDBOX_LAYOUT.bridgePort}`,
+        '--socket',
+        SANDBOX_LAYOUT.modelSocket,
+        '--',
+        `${SANDBOX_LAYOUT.cli}/${cli.executableInMount}`,
+        ...spec.arguments(setup),
+      ];
+      const env = { ...spec.environment(setup), PATH: sandboxPath(cli) };
+      const profile = minted.right.profile;
+      const started = await runSandboxed(minted.right, {
+        argv,
+        worktreeRoot: context.worktree.path,
+        cwd: context.worktree.path,
+        env,
+        stdin: workerPrompt(input, context.worktree.path),
+        timeoutMs: Math.min(profile.maxTimeoutMs, Math.max(1000, Math.floor(input.maxSeconds * 1000))),
+        maxOutputBytes: Math.min(profile.maxOutputBytes, Math.max(0, Math.floor(input.maxOutputBytes))),
+        signal: stop.signal,
+      });
+      await proxy.right.close();
+      if (started._tag === 'Left') return notRun(this.name, `sandbox refused the worker: ${started.left.message}`);
+      const result = this.#result(
+        argv.slice(argv.indexOf('--') + 1),
+        started.right,
+        await extractOutcome(input, context),
+        run.redactor,
+      );
+      const withBudget: BackendResult = budgetExhausted
+        ? { ...result, failure: 'model budget exhausted: the worker was stopped' }
+        : result;
+      await options.onRunReport?.({
+        backend: this.name,
+        argv,
+        env,
+        envDropped: started.right.envDropped,
+        homeDirectory: home,
+        modelRequests: proxy.right.requests(),
+        usage: proxy.right.usage(),
+        budgetExhausted,
+      });
+      return withBudget;
+    } finally {
+      context.signal?.removeEventListener('abort', onAbort);
+      await proxy.right.close();
+    }
+  }
+
+  #result(cliArgv: readonly string[], run: SandboxedResult, patch: PatchOutcome, keyRedactor: Redactor): BackendResult {
+    const redact = (text: string): string => {
+      const withoutKey = keyRedactor.redactText(text);
+      return this.#options.redactor === undefined ? withoutKey : this.#options.redactor.redactText(withoutKey);
+    };
+    const activity = this.#spec.readEvents(run.stdout.text);
+    const claim = activity.lastMessage === null ? null : decodeWorkerClaim(activity.lastMessage);
+    const summary =
+      activity.lastMessage ??
+      (activity.errors.length > 0 ? `the worker reported: ${activity.errors.join('; ')}` : (claim?.summary ?? ''));
+    const claimed: CommandRecord[] = activity.commands.slice(0, BACKEND_LIMITS.commands - 1).map((command) => ({
+      argv: [redact(clip(command.command, BACKEND_LIMITS.wordChars))],
+      exitCode: command.exitCode,
+      source: 'worker-claim' as const,
+    }));
+    // What CrustCore itself ran (the CLI, as the sandbox saw it) with the exit status it observed.
+    const hostCommand: CommandRecord = { argv: [...cliArgv], exitCode: run.exitCode, source: 'host' };
+    return {
+      backend: this.name,
+      summary: redact(clip(summary, BACKEND_LIMITS.summaryChars)),
+      patch,
+      selfClaimedDone: claim?.done ?? activity.finishedCleanly,
+      commandsRun: [hostCommand, ...claimed],
+      risks: patch._tag === 'Patch' ? patch.patch.risks : [],
+      workerRisks: (claim?.risks ?? [])
+        .slice(0, BACKEND_LIMITS.workerRisks)
+        .map((risk) => redact(clip(risk, BACKEND_LIMITS.riskChars))),
+      exit: {
+        exitCode: run.exitCode,
+        signal: run.signal,
+        timedOut: run.timedOut,
+        cancelled: run.cancelled,
+        durationMs: run.durationMs,
+      },
+      failure: run.startError === null ? null : `worker did not start: ${run.startError.message}`,
+      transcript: {
+        stdoutText: redact(run.stdout.text),
+        stderrText: redact(run.stderr.text),
+        stdoutBytes: run.stdout.totalBytes,
+        stderrBytes: run.stderr.totalBytes,
+        stdoutSha256: run.stdout.sha256,
+        stderrSha256: run.stderr.sha256,
+      },
+    };
+  }
+}
