@@ -112,6 +112,7 @@ function eventPrinter(io: Io, state: ChatState): (event: AgentEvent) => void {
         );
         break;
       case 'tool_result': {
+        endStream();
         const mark =
           event.status === 'ok'
             ? s.green('✓')

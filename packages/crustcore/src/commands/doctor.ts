@@ -34,6 +34,46 @@ function printHuman(io: Io, probe: SandboxProbe): void {
   }
 }
 
+interface WorkerCliReport {
+  readonly name: string;
+  readonly status: string;
+  readonly version?: string;
+  readonly message?: string;
+  readonly fix?: string;
+}
+
+/** Which worker CLIs (Codex, Claude Code) are installed; the workers pack loads only here. */
+async function probeWorkers(): Promise<readonly WorkerCliReport[]> {
+  try {
+    const workers = (await import('@crustcore/workers')) as {
+      probeWorkerClis: () => Promise<readonly ({ _tag: string; name: string } & Record<string, unknown>)[]>;
+    };
+    const found = await workers.probeWorkerClis();
+    return found.map((w) => ({
+      name: w.name,
+      status: w._tag,
+      ...(typeof w.version === 'string' ? { version: w.version } : {}),
+      ...(typeof w.message === 'string' ? { message: w.message } : {}),
+      ...(typeof w.fix === 'string' ? { fix: w.fix } : {}),
+    }));
+  } catch {
+    return [{ name: 'workers pack', status: 'Missing', fix: 'npm install @crustcore/workers' }];
+  }
+}
+
+function printWorkers(io: Io, workers: readonly WorkerCliReport[]): void {
+  writeLine(io.stdout, '');
+  writeLine(io.stdout, io.out.bold('Worker CLIs'));
+  for (const w of workers) {
+    if (w.status === 'Installed') writeLine(io.stdout, `  ${io.out.green('✓')} ${w.name} ${w.version ?? ''}`);
+    else
+      writeLine(
+        io.stdout,
+        `  ${io.out.yellow('✗')} ${w.name}: ${w.message ?? w.status}${w.fix ? ` — fix: ${w.fix}` : ''}`,
+      );
+  }
+}
+
 export const doctorCommand: Command = {
   name: 'doctor',
   summary: 'Check which sandbox backend works here, and how to fix it',
@@ -52,8 +92,12 @@ export const doctorCommand: Command = {
       throw new UsageError(error instanceof Error ? error.message : String(error));
     }
     const probe = await probeSandbox();
-    if (json) writeLine(io.stdout, JSON.stringify(probe, null, 2));
-    else printHuman(io, probe);
+    const workers = await probeWorkers();
+    if (json) writeLine(io.stdout, JSON.stringify({ ...probe, workers }, null, 2));
+    else {
+      printHuman(io, probe);
+      printWorkers(io, workers);
+    }
     return probe.recommended === null ? ExitCode.internal : ExitCode.ok;
   },
 };

@@ -158,6 +158,18 @@ export const mcpCommand: Command = {
       io.stderr,
       `crustcore mcp ${VERSION}: serving on stdio for ${roots.join(', ')}; approvals: crustcore mcp-token TASK${values['state-dir'] === undefined ? '' : ` --state-dir ${stateDir}`}`,
     );
+    // Finish what a crash interrupted, in the background (the state plane may still be starting).
+    void service.recoverInterruptedApplies().then(
+      (rolledBack) => {
+        if (rolledBack.length > 0)
+          writeLine(io.stderr, `crustcore mcp: rolled back interrupted applies ${rolledBack.join(', ')}`);
+      },
+      (error: unknown) =>
+        writeLine(
+          io.stderr,
+          `crustcore mcp: apply recovery failed: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+    );
     const server = pack.createMcpServer(service, { version: VERSION });
     try {
       await pack.serveStdio(server);

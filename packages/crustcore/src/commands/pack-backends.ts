@@ -19,10 +19,42 @@ export interface PackBackendContext {
   readonly home: string;
   /** Extra options from the command line (e.g. --model, --replay FILE, --record FILE). */
   readonly options: Readonly<Record<string, string>>;
+  /** Records an informational frame in the task's ledger (e.g. each model request a worker made). */
+  readonly note: (kind: string, payload: Readonly<Record<string, unknown>>) => void;
 }
 
 interface BackendFactoryModule {
-  readonly createBackend?: (name: string, context: PackBackendContext) => Promise<CodingBackend>;
+  readonly createBackend?: (name: string, context: never) => Promise<CodingBackend>;
+}
+
+/**
+ * Workers (Codex, Claude Code) get their model only through the credential
+ * proxy. Their token use is charged to the kernel's budgets through the tool
+ * gate's model-turn report; once a budget is spent, the proxy refuses more.
+ */
+function workersContext(context: PackBackendContext): Record<string, unknown> {
+  let stopped = false;
+  return {
+    workerCap: context.workerCap,
+    env: context.env,
+    goal: context.goal,
+    ...(context.options.model === undefined ? {} : { model: context.options.model }),
+    budget: {
+      mayRequest: () => !stopped,
+      charge: (usage: { inputTokens?: number; outputTokens?: number; costUsd?: number }) => {
+        void context.toolGate
+          .modelTurn({
+            inputTokens: usage.inputTokens ?? 0,
+            outputTokens: usage.outputTokens ?? 0,
+            costMicros: Math.round((usage.costUsd ?? 0) * 1_000_000),
+          })
+          .then((answer) => {
+            if (answer.stop) stopped = true;
+          });
+      },
+    },
+    onModelRequest: (record: unknown) => context.note('model.request', { record }),
+  };
 }
 
 export async function loadPackBackend(name: string, context: PackBackendContext): Promise<CodingBackend> {
@@ -35,5 +67,13 @@ export async function loadPackBackend(name: string, context: PackBackendContext)
   }
   if (typeof module.createBackend !== 'function')
     throw new UsageError(`${pack} does not provide the ${name} backend yet`);
-  return module.createBackend(name, context);
+  const packContext: unknown = name === 'native' ? context : workersContext(context);
+  try {
+    return await module.createBackend(name, packContext as never);
+  } catch (error) {
+    // A setup problem (missing CLI, missing key) carries its fix; show it as a usage error.
+    const fix = (error as { fix?: unknown }).fix;
+    if (typeof fix === 'string') throw new UsageError(`${(error as Error).message} — ${fix}`);
+    throw error;
+  }
 }

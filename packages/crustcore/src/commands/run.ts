@@ -152,7 +152,7 @@ export const runCommand: Command = {
         env: io.env,
         verifyArgv,
         verifyArgvFromUser: verifyFromUser,
-        makeBackend: async ({ workerCap, toolGate }): Promise<CodingBackend> => {
+        makeBackend: async ({ workerCap, toolGate, note }): Promise<CodingBackend> => {
           if (backendName === 'external' && workerArgv !== null)
             return new ExternalCommandBackend(workerCap(), { argv: workerArgv });
           const packOptions: Record<string, string> = {};
@@ -168,6 +168,7 @@ export const runCommand: Command = {
             goal: values.goal ?? '',
             home: crustcoreHome(io.env),
             options: packOptions,
+            note,
           });
         },
         approvals: approvalChannel(approve, canAsk ? { input: io.stdin, output: io.stderr, style: io.err } : null),

@@ -9,7 +9,7 @@
  * never collide with a dead attempt's leftovers.
  */
 import { type JobId, makeId, type TaskId } from '@crustcore/kernel';
-import { type Argv, detectVerifyCommand, ExternalCommandBackend } from '@crustcore/verify';
+import { type Argv, type CodingBackend, detectVerifyCommand, ExternalCommandBackend } from '@crustcore/verify';
 import { silentNarrator } from '../runtime/narrator.js';
 import { runTask, SetupError } from '../runtime/run-task.js';
 import { randomIds } from '../runtime/runtime-ids.js';
@@ -28,6 +28,22 @@ const RETRYABLE: ReadonlySet<TaskOutcomeKind> = new Set(['internal']);
 export function runtimeTaskId(queuedTaskId: string | null, attempt: number): TaskId {
   if (queuedTaskId === null) return randomIds.taskId();
   return attempt <= 1 ? (queuedTaskId as TaskId) : makeId('TaskId', `${queuedTaskId.slice(2)}-a${attempt}`);
+}
+
+/**
+ * The worker also stops when the daemon stops the job (cancel, kill, lost
+ * lease, shutdown), not only when the task loop does: the sandbox runner
+ * kills the worker's process group as soon as either signal fires.
+ */
+export function stoppableBackend(backend: CodingBackend, stop: AbortSignal): CodingBackend {
+  return {
+    name: backend.name,
+    run: (input, context) =>
+      backend.run(input, {
+        ...context,
+        signal: context.signal === undefined ? stop : AbortSignal.any([context.signal, stop]),
+      }),
+  };
 }
 
 export async function runTaskJob(job: RunningJob, context: TaskJobContext): Promise<JobRunResult> {
@@ -56,7 +72,8 @@ export async function runTaskJob(job: RunningJob, context: TaskJobContext): Prom
       env: context.env,
       verifyArgv,
       verifyArgvFromUser: payload.verify !== null && payload.verifyFromUser,
-      makeBackend: ({ workerCap }) => new ExternalCommandBackend(workerCap(), { argv: payload.worker }),
+      makeBackend: ({ workerCap }) =>
+        stoppableBackend(new ExternalCommandBackend(workerCap(), { argv: payload.worker }), signal),
       approvals: job.approvals,
       approvalMode: payload.approve,
       // The approval desk is the person who can be asked.

@@ -199,6 +199,8 @@ export class Supervisor {
   }
 
   async #claimLoop(): Promise<void> {
+    // Back off while the database is unreachable (at most 10 s between tries).
+    let failures = 0;
     while (!this.#stopping) {
       let claimed = false;
       if (!this.#paused && this.#active.size < this.#o.workers) {
@@ -214,11 +216,14 @@ export class Supervisor {
             this.#claimed += 1;
             this.#launch(result.right);
           }
+          failures = 0;
         } catch (error) {
-          this.#o.log('claim.error', { message: messageOf(error) });
+          failures += 1;
+          this.#o.log('claim.error', { message: messageOf(error), failures });
         }
       }
-      if (!claimed && !this.#stopping) await this.#sleep(this.#o.pollMs);
+      const pauseMs = failures === 0 ? this.#o.pollMs : Math.min(10_000, this.#o.pollMs * 2 ** Math.min(failures, 10));
+      if (!claimed && !this.#stopping) await this.#sleep(pauseMs);
     }
   }
 

@@ -44,6 +44,8 @@ export interface RunTaskOptions {
   readonly verifyArgvFromUser: boolean;
   readonly makeBackend: (context: {
     readonly workerCap: () => SandboxExecCap;
+    /** Appends an informational frame to the task's ledger; flushed before the log closes. */
+    readonly note: (kind: string, payload: Readonly<Record<string, unknown>>) => void;
     /** Bound to the task loop once it exists; native agents call tools only through it. */
     readonly toolGate: ToolGate;
   }) => CodingBackend | Promise<CodingBackend>;
@@ -119,6 +121,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
   };
   let outcome: TaskOutcome;
   let session: VerifySession | null = null;
+  const pendingNotes: Promise<void>[] = [];
   try {
     let bound: ToolGate | null = null;
     const gateOf = (): ToolGate => {
@@ -130,7 +133,12 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       modelTurn: (usage) => gateOf().modelTurn(usage),
       spawnSubagent: (role) => gateOf().spawnSubagent(role),
     };
-    const backend = await options.makeBackend({ workerCap, toolGate });
+    const note = (kind: string, payload: Readonly<Record<string, unknown>>): void => {
+      pendingNotes.push(
+        recorder.appendNote(kind, options.taskId, JSON.parse(JSON.stringify(payload))).catch(() => undefined),
+      );
+    };
+    const backend = await options.makeBackend({ workerCap, toolGate, note });
     session = new VerifySession({
       repo,
       taskId: options.taskId,
@@ -173,6 +181,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
     outcome = await loop.run();
     options.signal?.removeEventListener('abort', onAbort);
   } finally {
+    await Promise.all(pendingNotes);
     await writer.right.close();
   }
   const verified = session?.verified ?? null;
