@@ -75,6 +75,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
   #baseline: BaselineRun | null = null;
   /** The baseline runs on the base while the backend works; verify awaits it. */
   #baselineRun: Promise<CommandRecord | null> | null = null;
+  /** Stops the baseline if the task ends before verification needs it. */
+  readonly #baselineAbort = new AbortController();
   #cleaned = false;
 
   constructor(options: VerifySessionOptions) {
@@ -102,12 +104,17 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     });
     if (created._tag === 'Left') throw new Error(`could not create the task worktree: ${created.left.message}`);
     this.#worktree = created.right;
+    if (this.#o.baseline !== false) {
+      this.#baselineRun = this.#runBaseline(created.right.baseCommit, this.#baselineAbort.signal).catch(() => null);
+    }
     return { baseCommit: created.right.baseCommit, worktreePath: created.right.path };
   }
 
   async cleanup(): Promise<void> {
     if (this.#cleaned) return;
     this.#cleaned = true;
+    this.#baselineAbort.abort();
+    await this.#baselineRun;
     if (this.#worktree !== null) await removeTaskWorktree(this.#worktree);
   }
 
@@ -130,9 +137,6 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     const worktree = this.#worktree;
     if (worktree === null) throw new Error('attempt before the workspace was prepared');
     const commands: CommandRecord[] = [];
-    if (attempt === 1 && this.#o.baseline !== false && this.#baselineRun === null) {
-      this.#baselineRun = this.#runBaseline(worktree.baseCommit, signal).catch(() => null);
-    }
     const result = await this.#o.backend.run(
       {
         taskId: this.#o.taskId,
@@ -244,27 +248,29 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
   }
 
   async verify(patchHash: Hash32, signal: AbortSignal): Promise<VerifyOutcome> {
-    const commands: CommandRecord[] = [];
-    if (this.#baselineRun !== null) {
-      const baseline = await this.#baselineRun;
-      this.#baselineRun = Promise.resolve(null);
-      if (baseline !== null) commands.push(baseline);
-    }
     const patch = this.#patch;
     if (patch === null || patch.sha256 !== patchHash)
       throw new Error('verify asked for a patch this task did not produce');
-    const outcome = await verifyPatch(this.#o.verifyCap, {
-      repo: this.#o.repo,
-      taskId: this.#o.taskId,
-      patch,
-      argv: this.#o.verifyArgv,
-      nowMs: this.#o.clockMs(),
-      baseline: this.#baseline,
-      home: this.#o.home,
-      signal,
-      ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
-      ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
-    });
+    // The baseline (the same command on the base) and this verification run side by side;
+    // the test counts are compared once both are done.
+    const baselinePending = this.#baselineRun;
+    this.#baselineRun = null;
+    const [baselineCommand, outcome] = await Promise.all([
+      baselinePending ?? Promise.resolve(null),
+      verifyPatch(this.#o.verifyCap, {
+        repo: this.#o.repo,
+        taskId: this.#o.taskId,
+        patch,
+        argv: this.#o.verifyArgv,
+        nowMs: this.#o.clockMs(),
+        baseline: this.#baseline,
+        home: this.#o.home,
+        signal,
+        ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
+        ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
+      }),
+    ]);
+    const commands: CommandRecord[] = baselineCommand === null ? [] : [baselineCommand];
     if (outcome._tag === 'Left') {
       const e = outcome.left;
       return {
@@ -303,6 +309,11 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     this.#diagnosis = null;
     const evidence = verified.evidence();
     await this.#o.recorder.appendNote('verify.evidence', this.#o.taskId as never, JSON.parse(JSON.stringify(evidence)));
+    const risks = new Set(verified.risks.filter((r) => r.severity !== 'info').map((r) => r.kind as string));
+    const before = this.#baseline?.run.testCounts ?? null;
+    const after = run.testCounts;
+    // Fewer tests than on the base (or no count at all) needs a person, as verify itself decides when it had the baseline.
+    if (before !== null && (after === null || after.total < before.total)) risks.add('tests-weakened');
     return {
       kind: 'passed',
       treeHash: await this.#treeHash(verified),
@@ -311,7 +322,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
       profile: verified.profile,
       stdoutHash: run.stdoutSha256 as Hash32,
       stderrHash: run.stderrSha256 as Hash32,
-      risks: [...new Set(verified.risks.filter((r) => r.severity !== 'info').map((r) => r.kind))],
+      risks: [...risks],
       testsRun: run.testCounts?.total ?? null,
       commands,
     };
