@@ -31,7 +31,14 @@ const FILES: Record<string, string> = {
   'test/math.test.js':
     "import assert from 'node:assert/strict';\nimport { test } from 'node:test';\nimport { add } from '../src/math.js';\ntest('adds', () => assert.equal(add(2, 3), 5));\n",
 };
-const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
+const env = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  NO_COLOR: '1',
+  GIT_AUTHOR_NAME: 'b',
+  GIT_AUTHOR_EMAIL: 'b@b',
+  GIT_COMMITTER_NAME: 'b',
+  GIT_COMMITTER_EMAIL: 'b@b',
+};
 
 function freshRepo(): { root: string; repo: string } {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'crustcore-bench-')));
@@ -40,7 +47,12 @@ function freshRepo(): { root: string; repo: string } {
     mkdirSync(dirname(join(repo, path)), { recursive: true });
     writeFileSync(join(repo, path), text);
   }
-  for (const args of [['init', '-q'], ['add', '-A'], ['commit', '-q', '-m', 'base']]) execFileSync('git', args, { cwd: repo, env });
+  for (const args of [
+    ['init', '-q'],
+    ['add', '-A'],
+    ['commit', '-q', '-m', 'base'],
+  ])
+    execFileSync('git', args, { cwd: repo, env });
   return { root, repo };
 }
 
@@ -61,9 +73,27 @@ for (let i = 0; i < ROUNDS; i++) {
   const b = freshRepo();
   viaRun.push(
     time(() => {
-      const r = spawnSync(process.execPath, [CLI, 'run', '--dir', b.repo, '--goal', 'fix', '--worker', `sh -c "${WORKER}"`, '--verify', 'node --test', '--approve', 'auto', '--json'], {
-        env: { ...env, HOME: b.root, CRUSTCORE_HOME: join(b.root, 'home') },
-      });
+      const r = spawnSync(
+        process.execPath,
+        [
+          CLI,
+          'run',
+          '--dir',
+          b.repo,
+          '--goal',
+          'fix',
+          '--worker',
+          `sh -c "${WORKER}"`,
+          '--verify',
+          'node --test',
+          '--approve',
+          'auto',
+          '--json',
+        ],
+        {
+          env: { ...env, HOME: b.root, CRUSTCORE_HOME: join(b.root, 'home') },
+        },
+      );
       if (r.status !== 0) throw new Error(`run failed: ${r.stdout}${r.stderr}`);
     }),
   );

@@ -12,7 +12,14 @@ interface Target {
   readonly external: readonly string[];
 }
 
-const packs = ['@crustcore/net', '@crustcore/agent', '@crustcore/workers', '@crustcore/state', '@crustcore/mcp', '@crustcore/secrets'];
+const packs = [
+  '@crustcore/net',
+  '@crustcore/agent',
+  '@crustcore/workers',
+  '@crustcore/state',
+  '@crustcore/mcp',
+  '@crustcore/secrets',
+];
 const targets: readonly Target[] = [
   { name: '@crustcore/kernel', entry: 'packages/kernel/src/index.ts', external: [] },
   { name: 'crustcore-nano', entry: 'packages/crustcore/src/bin.ts', external: packs },

@@ -28,7 +28,7 @@ function helpText(io: Io, commands: readonly Command[]): string {
 }
 
 export async function main(argv: readonly string[], io: Io): Promise<ExitCode> {
-  const commands = commandTable();
+  const commands = await commandTable();
   const [first, ...rest] = argv;
   if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
     writeLine(io.stdout, helpText(io, commands));

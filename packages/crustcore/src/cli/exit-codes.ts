@@ -15,6 +15,8 @@ export const ExitCode = {
   drift: 5,
   /** `inspect`: the log or its artifacts failed verification. */
   integrity: 6,
+  /** Cancelled or killed (Ctrl+C, `crustcore cancel`, `kill`). */
+  interrupted: 130,
   /** Bug or environment failure; the message says what to do. */
   internal: 70,
 } as const;

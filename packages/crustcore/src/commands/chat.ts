@@ -29,6 +29,7 @@ import { parseArgs } from 'node:util';
 import type { AgentEvent, NativeAgentBackend } from '@crustcore/agent';
 import { type Argv, detectVerifyCommand, openRepository, splitArgv } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
+import { requireFullBuild } from '../cli/edition.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
@@ -233,6 +234,7 @@ export const chatCommand: Command = {
       if (detected === null) throw new UsageError('no test command found; pass --verify "<command>"');
       verifyArgv = detected.argv;
     }
+    requireFullBuild('crustcore chat');
     const agent: AgentPack = await import('@crustcore/agent').catch(() => {
       throw new UsageError(
         'crustcore chat needs @crustcore/agent, which is not installed here (npm install @crustcore/agent)',

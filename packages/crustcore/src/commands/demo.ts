@@ -10,7 +10,8 @@ import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Command } from '../cli/command.js';
+import { type Command, UsageError } from '../cli/command.js';
+import { requireFullBuild } from '../cli/edition.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { makeSampleRepository } from '../demo/make-sample.js';
@@ -21,7 +22,7 @@ import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../runtime/nar
 import { runTask, SetupError } from '../runtime/run-task.js';
 import { randomIds } from '../runtime/runtime-ids.js';
 
-const USAGE = 'crustcore demo [--json] [--keep]';
+const USAGE = 'crustcore demo [--agent scripted|native] [--json | --output-format stream-json]';
 
 export const demoCommand: Command = {
   name: 'demo',
@@ -30,16 +31,25 @@ export const demoCommand: Command = {
   async run(args, io) {
     const { values } = parseArgs({
       args: [...args],
-      options: { json: { type: 'boolean', default: false }, 'output-format': { type: 'string' } },
+      options: {
+        json: { type: 'boolean', default: false },
+        'output-format': { type: 'string' },
+        agent: { type: 'string', default: 'scripted' },
+      },
       strict: true,
     });
     const json = values.json === true;
     const streamJson = values['output-format'] === 'stream-json';
-    return runDemo(io, { json, streamJson });
+    const agent = values.agent;
+    if (agent !== 'scripted' && agent !== 'native') throw new UsageError('--agent takes scripted or native');
+    return runDemo(io, { json, streamJson, native: agent === 'native' });
   },
 };
 
-async function runDemo(io: Io, options: { readonly json: boolean; readonly streamJson: boolean }): Promise<ExitCode> {
+async function runDemo(
+  io: Io,
+  options: { readonly json: boolean; readonly streamJson: boolean; readonly native: boolean },
+): Promise<ExitCode> {
   const started = performance.now();
   const s = io.out;
   const say = (text = ''): void => {
@@ -55,11 +65,14 @@ async function runDemo(io: Io, options: { readonly json: boolean; readonly strea
   await makeSampleRepository(repoDir);
   say(`   ${s.cyan(repoDir)}  ${s.dim('(git repo; `npm test` runs node --test)')}`);
   say();
-  say(`${s.bold('2.')} The task, run by a scripted backend in a disposable worktree`);
+  say(
+    `${s.bold('2.')} The task, run by ${options.native ? 'the native agent loop (a recorded model, no API key)' : 'a scripted backend'} in a disposable worktree`,
+  );
   say(s.dim('   attempts are sandboxed (bubblewrap, no network); every step is an event in a hash-chained log'));
   say();
 
   const taskId = randomIds.taskId();
+  const goal = 'make the test suite pass (node --test)';
   const narrator = options.streamJson
     ? jsonLinesNarrator(io.stdout)
     : options.json
@@ -69,16 +82,30 @@ async function runDemo(io: Io, options: { readonly json: boolean; readonly strea
   try {
     result = await runTask({
       dir: repoDir,
-      goal: 'make the test suite pass (node --test)',
+      goal,
       home,
       env: io.env,
       // node --test directly: the same suite as `npm test`, without npm's start-up cost.
       verifyArgv: ['node', '--test'],
       verifyArgvFromUser: false,
-      makeBackend: () =>
-        new ScriptedBackend(
-          SCRIPTED_EDITS.map((e) => ({ summary: e.summary, path: 'src/calc.js', find: e.find, replace: e.replace })),
-        ),
+      makeBackend: async ({ toolGate }) => {
+        if (!options.native) {
+          return new ScriptedBackend(
+            SCRIPTED_EDITS.map((e) => ({ summary: e.summary, path: 'src/calc.js', find: e.find, replace: e.replace })),
+          );
+        }
+        requireFullBuild('demo --agent native');
+        // The real native loop (tools, policy, receipts) driven by a recorded model trajectory: no API key.
+        const agent = (await import('@crustcore/agent')) as typeof import('@crustcore/agent');
+        return agent.createBackend('native', {
+          env: io.env,
+          goal,
+          toolGate,
+          home,
+          options: {},
+          trajectory: agent.demoTrajectory(),
+        });
+      },
       approvals: approvalChannel('auto', null),
       approvalMode: 'auto',
       canAsk: false,

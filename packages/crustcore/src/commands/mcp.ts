@@ -19,6 +19,7 @@ import type { Json } from '@crustcore/kernel';
 import type { Db } from '@crustcore/state';
 import { type Argv, splitArgv } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
+import { requireFullBuild } from '../cli/edition.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
@@ -36,6 +37,7 @@ type McpPack = typeof import('@crustcore/mcp');
 
 async function loadMcpPack(): Promise<McpPack> {
   try {
+    requireFullBuild('crustcore mcp');
     return await import('@crustcore/mcp');
   } catch (error) {
     throw new UsageError(

@@ -5,6 +5,7 @@
 import type { SandboxExecCap } from '@crustcore/sandbox';
 import type { CodingBackend } from '@crustcore/verify';
 import { UsageError } from '../cli/command.js';
+import { requireFullBuild } from '../cli/edition.js';
 import type { ToolGate } from '../runtime/tool-gate-types.js';
 
 export const PACK_BACKENDS: readonly string[] = ['codex', 'claude', 'native'];
@@ -19,6 +20,8 @@ export interface PackBackendContext {
   readonly home: string;
   /** Extra options from the command line (e.g. --model, --replay FILE, --record FILE). */
   readonly options: Readonly<Record<string, string>>;
+  /** Progress events from the backend (the native agent's turns and tool calls), for streaming output. */
+  readonly onEvent?: (event: unknown) => void;
   /** Records an informational frame in the task's ledger (e.g. each model request a worker made). */
   readonly note: (kind: string, payload: Readonly<Record<string, unknown>>) => void;
 }
@@ -58,6 +61,7 @@ function workersContext(context: PackBackendContext): Record<string, unknown> {
 }
 
 export async function loadPackBackend(name: string, context: PackBackendContext): Promise<CodingBackend> {
+  requireFullBuild(`the ${name} backend`);
   const pack = name === 'native' ? '@crustcore/agent' : '@crustcore/workers';
   let module: BackendFactoryModule;
   try {

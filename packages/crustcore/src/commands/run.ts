@@ -39,7 +39,7 @@ export const EXIT_FOR_OUTCOME: Readonly<Record<TaskOutcomeKind, ExitCode>> = {
   'budget-exhausted': ExitCode.budgetExhausted,
   denied: ExitCode.denied,
   drift: ExitCode.drift,
-  killed: ExitCode.denied,
+  killed: ExitCode.interrupted,
   internal: ExitCode.internal,
 };
 
@@ -75,6 +75,9 @@ export const runCommand: Command = {
         replay: { type: 'string' },
         record: { type: 'string' },
         'models-config': { type: 'string' },
+        resume: { type: 'string' },
+        thinking: { type: 'string' },
+        'max-turns': { type: 'string' },
       },
       strict: true,
     });
@@ -169,6 +172,9 @@ export const runCommand: Command = {
             home: crustcoreHome(io.env),
             options: packOptions,
             note,
+            ...(format === 'stream-json'
+              ? { onEvent: (event: unknown) => io.stdout.write(`${JSON.stringify({ type: 'agent', event })}\n`) }
+              : {}),
           });
         },
         approvals: approvalChannel(approve, canAsk ? { input: io.stdin, output: io.stderr, style: io.err } : null),

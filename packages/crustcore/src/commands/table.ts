@@ -8,22 +8,26 @@ import { doctorCommand } from './doctor.js';
 import { exportCommand } from './export.js';
 import { gcCommand } from './gc.js';
 import { inspectCommand } from './inspect.js';
-import { modelsCommand } from './models.js';
 import { recoverCommand } from './recover.js';
 import { runCommand } from './run.js';
-import { secretCommand } from './secret.js';
 
-export function commandTable(): readonly Command[] {
-  return [
-    demoCommand,
-    runCommand,
-    inspectCommand,
-    exportCommand,
-    diffCommand,
-    recoverCommand,
-    gcCommand,
-    doctorCommand,
-    secretCommand,
-    modelsCommand,
-  ];
+/** The verifier core: everything crustcore-nano carries. */
+const CORE: readonly Command[] = [
+  demoCommand,
+  runCommand,
+  inspectCommand,
+  exportCommand,
+  diffCommand,
+  recoverCommand,
+  gcCommand,
+  doctorCommand,
+];
+
+export async function commandTable(): Promise<readonly Command[]> {
+  // The nano build defines this as `true`, so the import below is dropped with its branch.
+  if ((globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO !== true) {
+    const { PACK_COMMANDS } = await import('./pack-commands.js');
+    return [...CORE, ...PACK_COMMANDS];
+  }
+  return CORE;
 }

@@ -177,6 +177,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
     );
     bound = loop.toolGate();
     const onAbort = (): void => void loop.cancel('interrupted by the user').catch(() => undefined);
+    if (options.signal?.aborted === true) onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
     outcome = await loop.run();
     options.signal?.removeEventListener('abort', onAbort);

@@ -112,8 +112,10 @@ export class TaskLoop {
   }
 
   /** Asks the task to stop at the next safe boundary (Ctrl+C, `crustcore cancel`). */
-  cancel(reason: string): Promise<readonly Action[]> {
-    return this.submit({ kind: 'TaskCancelled', taskId: this.#spec.taskId, reason });
+  async cancel(reason: string): Promise<void> {
+    if (this.#finished !== null) return;
+    // The kernel answers with StopTask (aborting the running backend or verify) and TaskFinished.
+    await this.#drive(await this.submit({ kind: 'TaskCancelled', taskId: this.#spec.taskId, reason }));
   }
 
   async run(): Promise<TaskOutcome> {
@@ -378,7 +380,10 @@ export class TaskLoop {
         this.#budgetExhausted = action.budget;
         return [];
       case 'Rejected':
-        // The loop only sends events the kernel asked for; a rejection is a bug here.
+        // After a cancel or kill, outcomes of work that was already running arrive late
+        // and are refused; that is expected. Otherwise the loop only sends events the
+        // kernel asked for, so a rejection is a bug.
+        if (this.#finished !== null) return [];
         throw new Error(`kernel rejected ${action.eventKind} (seq ${action.seq}): ${action.reason} — ${action.detail}`);
       default:
         return [];
@@ -387,6 +392,7 @@ export class TaskLoop {
 
   async #commandEvents(commands: readonly CommandRecord[]): Promise<void> {
     for (const c of commands) {
+      if (this.#finished !== null) return;
       await this.#drive(
         await this.submit({
           kind: 'CommandCompleted',

@@ -1,0 +1,191 @@
+/**
+ * Helpers for the native agent's golden tasks: a temp git repository and a
+ * private CRUSTCORE_HOME per test, and `runNative`, which drives the real
+ * runtime (`runTask`: kernel, ledger, sandboxed verify, apply journal) with
+ * the native backend created exactly as the CLI creates it.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { type AgentEvent, createBackend, type NativeAgentBackend } from '@crustcore/agent';
+import { exportJsonl } from '@crustcore/ledger';
+import type { Trajectory } from '@crustcore/net';
+import { afterAll } from 'vitest';
+import { approvalChannel } from '../../packages/crustcore/src/runtime/approval-channel.js';
+import { silentNarrator } from '../../packages/crustcore/src/runtime/narrator.js';
+import type { ApprovalChannel } from '../../packages/crustcore/src/runtime/ports.js';
+import { type RunTaskResult, runTask } from '../../packages/crustcore/src/runtime/run-task.js';
+import { randomIds } from '../../packages/crustcore/src/runtime/runtime-ids.js';
+
+export const GOLDEN_AGENT_DIR = resolve(import.meta.dirname);
+export const DEMO_TRAJECTORY = join(GOLDEN_AGENT_DIR, 'demo-trajectory.json');
+
+export interface Box {
+  readonly root: string;
+  readonly repo: string;
+  readonly home: string;
+}
+
+const GIT_ENV = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@t',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@t',
+};
+
+const boxes: string[] = [];
+afterAll(() => {
+  for (const dir of boxes.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+export function makeBox(files: Readonly<Record<string, string>>): Box {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'crustcore-agent-golden-')));
+  boxes.push(root);
+  const repo = join(root, 'repo');
+  const home = join(root, 'home');
+  for (const [path, text] of Object.entries(files)) {
+    const full = join(repo, path);
+    mkdirSync(dirname(full), { recursive: true });
+    writeFileSync(full, text);
+  }
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: repo, stdio: 'pipe', env: { ...GIT_ENV, HOME: root } });
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'base');
+  mkdirSync(home, { recursive: true });
+  return { root, repo, home };
+}
+
+/** The demo's calculator: add() subtracts, multiply() adds; `node --test` fails on both. */
+export const CALC_REPO: Readonly<Record<string, string>> = {
+  'package.json':
+    '{ "name": "calc", "version": "1.0.0", "private": true, "type": "module", "scripts": { "test": "node --test" } }\n',
+  'src/calc.js': [
+    '// Arithmetic helpers.',
+    'export function add(a, b) {',
+    '  return a - b;',
+    '}',
+    '',
+    'export function multiply(a, b) {',
+    '  return a + b;',
+    '}',
+    '',
+  ].join('\n'),
+  'test/calc.test.js': [
+    "import assert from 'node:assert/strict';",
+    "import { test } from 'node:test';",
+    "import { add, multiply } from '../src/calc.js';",
+    '',
+    "test('adds two numbers', () => {",
+    '  assert.equal(add(2, 3), 5);',
+    '});',
+    '',
+    "test('multiplies two numbers', () => {",
+    '  assert.equal(multiply(4, 5), 20);',
+    '});',
+    '',
+  ].join('\n'),
+};
+
+export interface NativeRun {
+  readonly result: RunTaskResult;
+  readonly events: AgentEvent[];
+  readonly backend: NativeAgentBackend;
+}
+
+export async function runNative(
+  box: Box,
+  options: {
+    readonly goal?: string;
+    readonly replay?: string;
+    readonly trajectory?: Trajectory;
+    readonly modelsConfig?: string;
+    readonly model?: string;
+    readonly env?: Readonly<Record<string, string>>;
+    readonly approvals?: ApprovalChannel;
+    readonly approvalMode?: 'auto' | 'ask' | 'deny';
+    readonly canAsk?: boolean;
+    readonly maxRevisits?: number;
+    readonly verifyArgv?: readonly [string, ...string[]];
+    readonly extraOptions?: Readonly<Record<string, string>>;
+  },
+): Promise<NativeRun> {
+  const events: AgentEvent[] = [];
+  let backend: NativeAgentBackend | null = null;
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: box.root,
+    CRUSTCORE_HOME: box.home,
+    ...(options.env ?? {}),
+  };
+  const goal = options.goal ?? 'make the test suite pass (node --test)';
+  const result = await runTask({
+    dir: box.repo,
+    goal,
+    home: box.home,
+    env,
+    verifyArgv: options.verifyArgv ?? ['node', '--test'],
+    verifyArgvFromUser: true,
+    makeBackend: async ({ toolGate }) => {
+      const made = await createBackend('native', {
+        env,
+        goal,
+        toolGate,
+        home: box.home,
+        options: {
+          ...(options.replay === undefined ? {} : { replay: options.replay }),
+          ...(options.modelsConfig === undefined ? {} : { modelsConfig: options.modelsConfig }),
+          ...(options.model === undefined ? {} : { model: options.model }),
+          ...(options.extraOptions ?? {}),
+        },
+        onEvent: (event) => events.push(event),
+        ...(options.trajectory === undefined ? {} : { trajectory: options.trajectory }),
+      });
+      backend = made as NativeAgentBackend;
+      return made;
+    },
+    approvals: options.approvals ?? approvalChannel(options.approvalMode ?? 'auto', null),
+    approvalMode: options.approvalMode ?? 'auto',
+    canAsk: options.canAsk ?? false,
+    narrator: silentNarrator,
+    ids: randomIds,
+    taskId: randomIds.taskId(),
+    maxRevisits: options.maxRevisits ?? 3,
+  });
+  if (backend === null) throw new Error('the backend was never created');
+  return { result, events, backend };
+}
+
+/** The task's ledger as exported JSONL objects (kind, payload, …). */
+export function ledgerFrames(logPath: string): Record<string, unknown>[] {
+  const lines: string[] = [];
+  exportJsonl({ logPath }, (line) => lines.push(line));
+  return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** Every session entry the task wrote (all session files of the home). */
+export function sessionEntries(home: string): Record<string, unknown>[] {
+  const root = join(home, 'sessions');
+  const entries: Record<string, unknown>[] = [];
+  for (const repo of readdirSync(root)) {
+    for (const name of readdirSync(join(root, repo))) {
+      if (!name.endsWith('.jsonl')) continue;
+      for (const line of readFileSync(join(root, repo, name), 'utf8').split('\n')) {
+        if (line.trim() !== '') entries.push(JSON.parse(line) as Record<string, unknown>);
+      }
+    }
+  }
+  return entries;
+}
+
+/** Tool result messages the model was given, from the session. */
+export function toolMessages(home: string): { toolName: string; content: string; isError?: boolean }[] {
+  return sessionEntries(home)
+    .filter((e) => e.type === 'message' && (e.message as { role?: string }).role === 'tool')
+    .map((e) => e.message as { toolName: string; content: string; isError?: boolean });
+}

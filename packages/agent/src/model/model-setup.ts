@@ -1,0 +1,192 @@
+/**
+ * Which model the native agent talks to, from the command line's options:
+ *
+ *  - `replay FILE`: a recorded trajectory, played back turn by turn (offline);
+ *  - otherwise the model registry (`modelsConfig FILE`, or the built-in
+ *    example), with `model` pinning one model (`provider/model` or a model id),
+ *    else the registry's default role;
+ *  - `record FILE` wraps whichever provider in a recorder saved after each
+ *    attempt.
+ *
+ * Keys come only from the vault (`$CRUSTCORE_HOME/vault`, opened with the key
+ * file named by CRUSTCORE_VAULT_KEYFILE), by `secret://NAME` handle, and go
+ * only to their provider. Every key is also registered with a redactor, so the
+ * agent scrubs it from anything a model could read.
+ */
+import { join, resolve } from 'node:path';
+import { err, ok, type Result } from '@crustcore/kernel';
+import {
+  buildModelStack,
+  defaultRegistry,
+  type KeySource,
+  type ModelProvider,
+  type ModelRegistry,
+  pinnedRoute,
+  RecordingProvider,
+  ReplayProvider,
+  readRegistryFile,
+  readTrajectoryFile,
+  type Trajectory,
+} from '@crustcore/net';
+import { FileVault, Redactor, SecretHandle, type SecretMaterial } from '@crustcore/secrets';
+
+export interface ModelOptions {
+  readonly home: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly model?: string;
+  readonly replay?: string;
+  readonly record?: string;
+  readonly modelsConfig?: string;
+  /** A trajectory given directly (the demo's embedded one) instead of `replay`. */
+  readonly trajectory?: Trajectory;
+}
+
+export interface ModelSetup {
+  readonly provider: ModelProvider;
+  /** The model id sent in requests (a router may still pick another route). */
+  readonly model: string;
+  /** `provider/model`, for displays and the session's model entries. */
+  readonly label: string;
+  readonly registry: ModelRegistry | null;
+  /** Removes every known key (and anything that looks like a credential) from text. */
+  readonly scrub: (text: string) => string;
+  /** Writes the recording, when recording. */
+  readonly save: () => Promise<void>;
+  /** Notes for the person (a missing vault, a key that is not stored). */
+  readonly warnings: readonly string[];
+  /** Route hints to send, when the provider is the registry's role router (else empty). */
+  readonly routeRoles: { readonly summarize?: string; readonly subagent?: string };
+}
+
+export interface ModelSetupError {
+  readonly _tag: 'ModelSetupError';
+  readonly message: string;
+}
+
+const fail = (message: string): Result<ModelSetupError, never> => err({ _tag: 'ModelSetupError', message });
+
+/** Opens the vault when a key file is configured; null (with the reason) otherwise. */
+async function openVault(
+  home: string,
+  env: ModelOptions['env'],
+): Promise<{ vault: FileVault | null; warning: string | null }> {
+  const keyFile = env.CRUSTCORE_VAULT_KEYFILE;
+  if (keyFile === undefined || keyFile === '') {
+    return { vault: null, warning: 'no vault key (CRUSTCORE_VAULT_KEYFILE): keyed providers will report auth errors' };
+  }
+  const opened = await FileVault.open({ path: join(home, 'vault'), key: { kind: 'key-file', path: resolve(keyFile) } });
+  if (opened._tag === 'Left') return { vault: null, warning: `the vault did not open (${opened.left._tag})` };
+  return { vault: opened.right, warning: null };
+}
+
+/** Registry keys fetched once, registered with the redactor, handed to their providers. */
+async function loadKeys(
+  registry: ModelRegistry,
+  vault: FileVault | null,
+  redactor: Redactor,
+  warnings: string[],
+): Promise<Map<string, SecretMaterial>> {
+  const keys = new Map<string, SecretMaterial>();
+  if (vault === null) return keys;
+  for (const provider of registry.providers) {
+    const name = provider.keyName;
+    if (name === undefined || keys.has(name)) continue;
+    const handle = SecretHandle.create(name);
+    if (handle._tag === 'Left') continue;
+    const got = await vault.get(handle.right);
+    if (got._tag === 'Left') {
+      if (provider.models.some((model) => model.roles.length > 0))
+        warnings.push(`secret://${name} is not in the vault (${got.left._tag})`);
+      continue;
+    }
+    keys.set(name, got.right);
+    redactor.register(handle.right, got.right);
+  }
+  vault.close();
+  return keys;
+}
+
+function pickModel(registry: ModelRegistry, wanted: string | undefined): { provider: string; model: string } | null {
+  if (wanted !== undefined) {
+    const slash = wanted.indexOf('/');
+    const providerId = slash > 0 ? wanted.slice(0, slash) : null;
+    const modelId = slash > 0 ? wanted.slice(slash + 1) : wanted;
+    for (const provider of registry.providers) {
+      if (providerId !== null && provider.id !== providerId) continue;
+      if (provider.models.some((model) => model.id === modelId)) return { provider: provider.id, model: modelId };
+    }
+    // A model id the registry does not list, on a named provider: ask that provider anyway.
+    if (providerId !== null && registry.providers.some((provider) => provider.id === providerId))
+      return { provider: providerId, model: modelId };
+    return null;
+  }
+  for (const provider of registry.providers) {
+    const model = provider.models.find((m) => m.roles.includes(registry.defaultRole));
+    if (model !== undefined) return { provider: provider.id, model: model.id };
+  }
+  return null;
+}
+
+export async function setupModel(options: ModelOptions): Promise<Result<ModelSetupError, ModelSetup>> {
+  const redactor = new Redactor();
+  const scrub = (text: string): string => redactor.redactText(text);
+  const warnings: string[] = [];
+  let provider: ModelProvider;
+  let model: string;
+  let label: string;
+  let registry: ModelRegistry | null = null;
+  let routeRoles: ModelSetup['routeRoles'] = {};
+  if (options.trajectory !== undefined || options.replay !== undefined) {
+    let trajectory = options.trajectory;
+    if (trajectory === undefined) {
+      const read = await readTrajectoryFile(options.replay as string);
+      if (read._tag === 'Left') return fail(`--replay ${options.replay}: ${read.left.message}`);
+      trajectory = read.right;
+    }
+    provider = new ReplayProvider(trajectory);
+    model = options.model ?? trajectory.turns.find((turn) => turn.model !== undefined)?.model ?? 'replay';
+    label = `replay/${model}`;
+  } else {
+    const loaded =
+      options.modelsConfig === undefined ? defaultRegistry() : await readRegistryFile(options.modelsConfig);
+    if (loaded._tag === 'Left') return fail(`model registry: ${loaded.left.problems.join('; ')}`);
+    registry = loaded.right;
+    const { vault, warning } = await openVault(options.home, options.env);
+    if (warning !== null && registry.providers.some((p) => p.keyName !== undefined)) warnings.push(warning);
+    const keys = await loadKeys(registry, vault, redactor, warnings);
+    const stack = buildModelStack(registry, { resolveKey: (name): KeySource | undefined => keys.get(name) });
+    const chosen = pickModel(registry, options.model);
+    if (chosen === null) {
+      return fail(
+        options.model === undefined
+          ? `the registry has no model for its default role "${registry.defaultRole}"`
+          : `no model "${options.model}" in the registry (use provider/model or a listed model id)`,
+      );
+    }
+    model = chosen.model;
+    label = `${chosen.provider}/${chosen.model}`;
+    const pinned = stack.providers.get(chosen.provider);
+    if (options.model !== undefined && pinned !== undefined) {
+      provider = pinnedRoute({ provider: pinned, model });
+    } else {
+      provider = stack.router;
+      const roles = new Set(stack.router.roles);
+      const summarize = roles.has('summarize') ? 'summarize' : undefined;
+      const subagent = roles.has('research') ? 'research' : summarize;
+      routeRoles = {
+        ...(summarize === undefined ? {} : { summarize }),
+        ...(subagent === undefined ? {} : { subagent }),
+      };
+    }
+  }
+  let save = async (): Promise<void> => undefined;
+  if (options.record !== undefined) {
+    const recording = new RecordingProvider(provider);
+    const path = options.record;
+    provider = recording;
+    save = async () => {
+      await recording.save(path);
+    };
+  }
+  return ok({ provider, model, label, registry, scrub, save, warnings, routeRoles });
+}
