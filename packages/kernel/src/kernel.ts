@@ -245,29 +245,9 @@ class KernelImpl implements Kernel {
         return;
       }
       case 'TaskCancelled':
-        if (!this.#move(task, 'Killed', event, out)) return;
-        this.#dropPendingApprovals(task.id);
-        out.push({ kind: 'StopTask', taskId: task.id, hard: false, reason: event.reason });
-        out.push({
-          kind: 'TaskFinished',
-          taskId: task.id,
-          outcome: 'killed',
-          reason: `cancelled: ${event.reason}`,
-          patchHash: null,
-        });
-        return;
+        return this.#stop(task, event, false, event.reason, `cancelled: ${event.reason}`, out);
       case 'TaskKilled':
-        if (!this.#move(task, 'Killed', event, out)) return;
-        this.#dropPendingApprovals(task.id);
-        out.push({ kind: 'StopTask', taskId: task.id, hard: true, reason: event.reason });
-        out.push({
-          kind: 'TaskFinished',
-          taskId: task.id,
-          outcome: 'killed',
-          reason: `killed: ${event.reason}`,
-          patchHash: null,
-        });
-        return;
+        return this.#stop(task, event, true, event.reason, `killed: ${event.reason}`, out);
       case 'UserMessage':
         out.push(
           event.steer
@@ -672,6 +652,14 @@ class KernelImpl implements Kernel {
     const source = { kind: 'BudgetExhausted', seq: seq ?? 0 };
     if (task.onBudgetExhausted === 'fail') this.#fail(task, source, `budget exhausted: ${exceeded}`, out);
     else this.#pause(task, source, `budget exhausted: ${exceeded}`, out);
+  }
+
+  /** Cancel (graceful, at the next safe point) or kill (hard): the task ends as Killed either way. */
+  #stop(task: TaskRecord, source: EventLike, hard: boolean, why: string, outcome: string, out: Action[]): undefined {
+    if (!this.#move(task, 'Killed', source, out)) return;
+    this.#dropPendingApprovals(task.id);
+    out.push({ kind: 'StopTask', taskId: task.id, hard, reason: why });
+    out.push({ kind: 'TaskFinished', taskId: task.id, outcome: 'killed', reason: outcome, patchHash: null });
   }
 
   #pause(task: TaskRecord, source: EventLike, reason: string, out: Action[]): undefined {
