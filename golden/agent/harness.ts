@@ -4,6 +4,7 @@
  * runtime (`runTask`: kernel, ledger, sandboxed verify, apply journal) with
  * the native backend created exactly as the CLI creates it.
  */
+
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { type AgentEvent, createBackend, type NativeAgentBackend } from '@crustc
 import { exportJsonl } from '@crustcore/ledger';
 import type { Trajectory } from '@crustcore/net';
 import { afterAll } from 'vitest';
+import { SAMPLE_FILES } from '../../packages/crustcore/src/demo/sample-repo.js';
 import { approvalChannel } from '../../packages/crustcore/src/runtime/approval-channel.js';
 import { silentNarrator } from '../../packages/crustcore/src/runtime/narrator.js';
 import type { ApprovalChannel } from '../../packages/crustcore/src/runtime/ports.js';
@@ -62,35 +64,7 @@ export function makeBox(files: Readonly<Record<string, string>>): Box {
 }
 
 /** The demo's calculator: add() subtracts, multiply() adds; `node --test` fails on both. */
-export const CALC_REPO: Readonly<Record<string, string>> = {
-  'package.json':
-    '{ "name": "calc", "version": "1.0.0", "private": true, "type": "module", "scripts": { "test": "node --test" } }\n',
-  'src/calc.js': [
-    '// Arithmetic helpers.',
-    'export function add(a, b) {',
-    '  return a - b;',
-    '}',
-    '',
-    'export function multiply(a, b) {',
-    '  return a + b;',
-    '}',
-    '',
-  ].join('\n'),
-  'test/calc.test.js': [
-    "import assert from 'node:assert/strict';",
-    "import { test } from 'node:test';",
-    "import { add, multiply } from '../src/calc.js';",
-    '',
-    "test('adds two numbers', () => {",
-    '  assert.equal(add(2, 3), 5);',
-    '});',
-    '',
-    "test('multiplies two numbers', () => {",
-    '  assert.equal(multiply(4, 5), 20);',
-    '});',
-    '',
-  ].join('\n'),
-};
+export const CALC_REPO: Readonly<Record<string, string>> = SAMPLE_FILES;
 
 export interface NativeRun {
   readonly result: RunTaskResult;

@@ -8,7 +8,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { inspect } from 'node:util';
 import { err, ok, type Result } from '@crustcore/kernel';
 import { syncDirectory } from './durable-file.js';
@@ -66,10 +66,14 @@ export class ReceiptKey {
   }
 }
 
-/** `$CRUSTCORE_HOME`, or `~/.crustcore`. */
-export function crustcoreHome(env: NodeJS.ProcessEnv): string {
+/**
+ * `$CRUSTCORE_HOME` (made absolute), or `~/.crustcore`. The one definition:
+ * the CLI, the ledger and the verify package must agree on it, or `recover`
+ * would look for journals somewhere other than where `run` wrote them.
+ */
+export function crustcoreHome(env: Readonly<Record<string, string | undefined>> = process.env): string {
   const home = env.CRUSTCORE_HOME;
-  return home !== undefined && home !== '' ? home : join(homedir(), '.crustcore');
+  return home !== undefined && home !== '' ? resolve(home) : join(homedir(), '.crustcore');
 }
 
 export const receiptKeyPath = (env: NodeJS.ProcessEnv): string => join(crustcoreHome(env), 'receipt.key');

@@ -4,15 +4,11 @@
  * repository at `projects/<repo-id>`, where `<repo-id>` names the real path
  * of the repository's git directory (`@crustcore/verify` computes it).
  */
-import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { openRepository } from '@crustcore/verify';
+import { crustcoreHome, openRepository } from '@crustcore/verify';
 import type { Io } from './output.js';
 
-export function crustcoreHome(env: NodeJS.ProcessEnv): string {
-  const configured = env.CRUSTCORE_HOME;
-  return configured !== undefined && configured !== '' ? configured : join(homedir(), '.crustcore');
-}
+export { crustcoreHome };
 
 /** The project state directory of the repository containing `io.cwd`, or undefined outside a repository. */
 export async function currentProjectDir(io: Io): Promise<string | undefined> {

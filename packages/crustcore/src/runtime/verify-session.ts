@@ -5,6 +5,7 @@
  * so far: the unverified patch, the VerifiedPatch (minted only by verify),
  * the last rich diagnosis, and the baseline test counts.
  */
+import { createHash } from 'node:crypto';
 import type { Approved, Hash32, Diagnosis as KernelDiagnosis } from '@crustcore/kernel';
 import type { SandboxExecCap } from '@crustcore/sandbox';
 import {
@@ -66,6 +67,12 @@ const describeIntegrateError = (e: object & { readonly _tag: string }): string =
       ? `${e._tag}: ${e.reason}`
       : e._tag;
 
+/** Git tree ids are SHA-1; the kernel's tree hash is SHA-256 of the tree id and patch hash, binding both. */
+function treeHashOf(verified: VerifiedPatch): Hash32 {
+  return createHash('sha256')
+    .update(`git-tree:${verified.treeId}\npatch:${verified.patchSha256}`)
+    .digest('hex') as Hash32;
+}
 export class VerifySession implements Workspace, Attempts, Verifier, Integrator {
   readonly #o: VerifySessionOptions;
   #worktree: TaskWorktree | null = null;
@@ -316,7 +323,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     if (before !== null && (after === null || after.total < before.total)) risks.add('tests-weakened');
     return {
       kind: 'passed',
-      treeHash: await this.#treeHash(verified),
+      treeHash: treeHashOf(verified),
       baseCommit: verified.baseCommit,
       argv: verified.argv,
       profile: verified.profile,
@@ -326,14 +333,6 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
       testsRun: run.testCounts?.total ?? null,
       commands,
     };
-  }
-
-  /** Git tree ids are SHA-1; the kernel's tree hash is SHA-256 of the tree id and patch hash, binding both. */
-  async #treeHash(verified: VerifiedPatch): Promise<Hash32> {
-    const { createHash } = await import('node:crypto');
-    return createHash('sha256')
-      .update(`git-tree:${verified.treeId}\npatch:${verified.patchSha256}`)
-      .digest('hex') as Hash32;
   }
 
   async diffText(patchHash: Hash32): Promise<string | null> {
