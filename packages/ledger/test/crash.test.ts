@@ -43,7 +43,12 @@ interface TrialResult {
   readonly stdout: string;
 }
 
-function runAndKill(dir: string, seed: number, killAfterMs: number): Promise<TrialResult> {
+/**
+ * `armOn` picks the line that starts the kill timer: `ready` lets some kills land before
+ * the first acknowledgement; `ack` guarantees the trial kills a writer that has already
+ * acknowledged frames, however slow the machine (CI under load otherwise kills too early).
+ */
+function runAndKill(dir: string, seed: number, killAfterMs: number, armOn: 'ready' | 'ack'): Promise<TrialResult> {
   return new Promise((resolve, reject) => {
     // A minimal environment: no NODE_OPTIONS from the runner, no extra CA bundle (≈45 ms per start).
     const child: ChildProcess = spawn(process.execPath, [bundle, dir, String(seed)], {
@@ -55,7 +60,7 @@ function runAndKill(dir: string, seed: number, killAfterMs: number): Promise<Tri
     child.stdout?.setEncoding('utf8');
     child.stdout?.on('data', (chunk: string) => {
       stdout += chunk;
-      if (timer === undefined && stdout.includes('ready')) {
+      if (timer === undefined && (armOn === 'ready' ? stdout.includes('ready') : /^ack \d+$/m.test(stdout))) {
         timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
       }
     });
@@ -77,7 +82,7 @@ describe('SIGKILL while appending', () => {
     const logs = Math.ceil(TRIALS / (PARALLEL * CRASHES_PER_LOG)) * PARALLEL;
     const dirs = Array.from({ length: logs }, (_, i) => join(scratch.path, `log${i}`));
     const everAcked = dirs.map(() => new Set<number>());
-    const stats = { torn: 0, recovered: 0, pastLastAck: 0, acks: 0 };
+    const stats = { torn: 0, recovered: 0, pastLastAck: 0, acks: 0, trialsWithAcks: 0 };
 
     async function trial(index: number): Promise<void> {
       // Trials that run at the same time use different logs.
@@ -85,9 +90,10 @@ describe('SIGKILL while appending', () => {
       const dir = dirs[which]!;
       const seed = 1 + index * 7919;
       const killAfterMs = (index * 37) % 25;
-      const { acked } = await runAndKill(dir, seed, killAfterMs);
+      const { acked } = await runAndKill(dir, seed, killAfterMs, index % 2 === 0 ? 'ack' : 'ready');
       for (const seq of acked) everAcked[which]!.add(seq);
       stats.acks += acked.length;
+      if (acked.length > 0) stats.trialsWithAcks++;
 
       // 1. Read-only inspection of exactly what the crash left.
       const report = inspectLog({ ...stateDirLayout(dir) });
@@ -143,12 +149,13 @@ describe('SIGKILL while appending', () => {
     const recoveredFrames = dirs.flatMap((dir) => framesOf(readLog(dir)).filter((f) => f.kind === RECOVERED_KIND));
     const started = performance.now() - startedAt;
     console.log(
-      `crash test: ${TRIALS} kills, ${stats.acks} acks, ${stats.torn} torn tails seen, ` +
+      `crash test: ${TRIALS} kills, ${stats.acks} acks in ${stats.trialsWithAcks} trials, ${stats.torn} torn tails seen, ` +
         `${recoveredFrames.length} ledger.recovered frames, ${stats.pastLastAck} logs ending past the last ack, ` +
         `${Math.round(started)} ms`,
     );
-    // Most trials must have acknowledged frames before the kill (a loaded machine kills some earlier).
-    expect(stats.acks).toBeGreaterThan(TRIALS / 2);
+    // At least the half armed on the first ack killed a writer holding acknowledged frames,
+    // so "no acknowledged frame lost" was checked against real acknowledgements.
+    expect(stats.trialsWithAcks).toBeGreaterThanOrEqual(TRIALS / 2);
     // Kills landed mid-commit: frames on disk that were never acknowledged.
     expect(stats.pastLastAck).toBeGreaterThan(0);
     expect(stats.torn).toBeGreaterThan(0);
