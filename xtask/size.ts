@@ -10,6 +10,8 @@ interface Target {
   readonly name: string;
   readonly entry: string;
   readonly external: readonly string[];
+  /** The same defines the real build uses, so the table measures the file that ships. */
+  readonly define: Readonly<Record<string, string>>;
 }
 
 const packs = [
@@ -21,8 +23,13 @@ const packs = [
   '@crustcore/secrets',
 ];
 const targets: readonly Target[] = [
-  { name: '@crustcore/kernel', entry: 'packages/kernel/src/index.ts', external: [] },
-  { name: 'crustcore-nano', entry: 'packages/crustcore/src/bin.ts', external: packs },
+  { name: '@crustcore/kernel', entry: 'packages/kernel/src/index.ts', external: [], define: {} },
+  {
+    name: 'crustcore-nano',
+    entry: 'packages/crustcore/src/bin.ts',
+    external: packs,
+    define: { CRUSTCORE_VERSION: '"size"', 'globalThis.CRUSTCORE_NANO': 'true' },
+  },
 ];
 
 function topInputs(meta: Metafile, limit: number): { path: string; bytes: number }[] {
@@ -56,7 +63,7 @@ export async function size(args: string[]): Promise<number> {
       conditions: ['source'],
       mainFields: ['module', 'main'],
       external: [...target.external],
-      define: { CRUSTCORE_VERSION: '"size"' },
+      define: { ...target.define },
       logLevel: 'error',
     });
     const bytes = result.outputFiles.reduce((n, f) => n + f.contents.byteLength, 0);
