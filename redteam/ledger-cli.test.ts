@@ -3,12 +3,12 @@
  * golden task story, on tampered and crash-torn copies, with good and bad
  * key files. Exit codes and the first bad seq/reason are the contract.
  */
-import { chmodSync, cpSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { stateDirLayout } from '@crustcore/ledger';
+import { INTEGRITY_REASONS, type IntegrityReason, stateDirLayout } from '@crustcore/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../packages/crustcore/src/cli/exit-codes.js';
+import { ExitCode, INSPECT_EXIT } from '../packages/crustcore/src/cli/exit-codes.js';
 import { type Io, makeStyle } from '../packages/crustcore/src/cli/output.js';
 import { exportCommand } from '../packages/crustcore/src/commands/export.js';
 import { inspectCommand } from '../packages/crustcore/src/commands/inspect.js';
@@ -85,14 +85,14 @@ describe('crustcore inspect', () => {
     expect(report.chain.frames).toBe(framesOf(readLog(story)).length);
   });
 
-  it('names the first bad seq and the reason, with exit code "integrity"', async () => {
+  it("names the first bad seq and the reason, with that reason's exit code", async () => {
     const dir = copyOfStory();
     const bytes = readLog(dir);
     const victim = framesOf(bytes)[11]!;
     bytes[victim.offset + victim.headerLength + 3]! ^= 0x20;
     writeFileSync(stateDirLayout(dir).logPath, bytes);
     const result = await run(inspectCommand, ['--dir', dir]);
-    expect(result.code).toBe(ExitCode.integrity);
+    expect(result.code).toBe(INSPECT_EXIT['bad-hash']);
     expect(result.stderr).toContain(`integrity check failed at seq ${victim.seq}: bad-hash`);
     const json = JSON.parse((await run(inspectCommand, ['--dir', dir, '--json'])).stdout);
     expect(json.failure).toMatchObject({ reason: 'bad-hash', seq: victim.seq });
@@ -102,7 +102,7 @@ describe('crustcore inspect', () => {
     const dir = copyOfStory();
     truncateSync(stateDirLayout(dir).logPath, readLog(dir).length - 7);
     const result = await run(inspectCommand, ['--dir', dir]);
-    expect(result.code).toBe(ExitCode.integrity);
+    expect(result.code).toBe(INSPECT_EXIT.truncated);
     expect(result.stderr).toMatch(/at seq \d+: truncated/);
   });
 
@@ -116,8 +116,66 @@ describe('crustcore inspect', () => {
 
   it('without the installation key a log with receipts cannot pass', async () => {
     const result = await run(inspectCommand, ['--dir', story], { CRUSTCORE_HOME: join(scratch.path, 'empty-home') });
-    expect(result.code).toBe(ExitCode.integrity);
+    expect(result.code).toBe(INSPECT_EXIT['bad-receipt']);
     expect(result.stderr).toMatch(/bad-receipt — no receipt key/);
+  });
+
+  it('every reason has its own exit code, apart from every other code the CLI uses', () => {
+    const codes = INTEGRITY_REASONS.map((reason) => INSPECT_EXIT[reason]);
+    expect(new Set(codes).size).toBe(INTEGRITY_REASONS.length);
+    for (const code of codes) {
+      expect(Object.values(ExitCode)).not.toContain(code);
+      expect(code).toBeGreaterThan(0);
+      expect(code).toBeLessThan(126); // above 125 the shell reserves the codes
+    }
+  });
+
+  it('damage of each kind exits with the code of the reason it names', async () => {
+    const frameAt = (dir: string, index: number) => framesOf(readLog(dir))[index]!;
+    // Artifacts sit in two-hex-digit shard directories.
+    const firstArtifact = (dir: string): string => {
+      const artifacts = stateDirLayout(dir).artifactsDir;
+      const shard = readdirSync(artifacts).find((name) => /^[0-9a-f]{2}$/.test(name))!;
+      return join(artifacts, shard, readdirSync(join(artifacts, shard))[0]!);
+    };
+    const damage: Array<readonly [IntegrityReason, (dir: string) => void]> = [
+      [
+        'missing-frame',
+        (dir) => {
+          const bytes = readLog(dir);
+          const victim = frameAt(dir, 5);
+          const cut = Buffer.concat([bytes.subarray(0, victim.offset), bytes.subarray(victim.offset + victim.length)]);
+          writeFileSync(stateDirLayout(dir).logPath, cut);
+        },
+      ],
+      [
+        'reordered',
+        (dir) => {
+          const bytes = readLog(dir);
+          const victim = frameAt(dir, 5);
+          const end = victim.offset + victim.length;
+          const doubled = Buffer.concat([
+            bytes.subarray(0, end),
+            bytes.subarray(victim.offset, end),
+            bytes.subarray(end),
+          ]);
+          writeFileSync(stateDirLayout(dir).logPath, doubled);
+        },
+      ],
+      ['head-mismatch', (dir) => writeFileSync(stateDirLayout(dir).headPath, 'not a head file\n')],
+      ['missing-artifact', (dir) => rmSync(firstArtifact(dir))],
+      ['bad-artifact', (dir) => writeFileSync(firstArtifact(dir), 'replaced\n')],
+    ];
+    const seen = new Set<number>();
+    for (const [reason, harm] of damage) {
+      const dir = copyOfStory();
+      harm(dir);
+      const result = await run(inspectCommand, ['--dir', dir]);
+      expect(result.stderr, reason).toContain(`: ${reason} — `);
+      expect(result.code, reason).toBe(INSPECT_EXIT[reason]);
+      seen.add(result.code);
+    }
+    expect(seen.size).toBe(damage.length);
   });
 
   it('refuses a key file others can read', async () => {

@@ -1,5 +1,8 @@
+import type { IntegrityReason } from '@crustcore/ledger';
+
 /**
- * Documented exit codes (docs/cli.md). Stable: scripts depend on them.
+ * Documented exit codes (README.md for `run`, docs/event-log.md for `inspect`).
+ * Stable: scripts depend on them.
  */
 export const ExitCode = {
   ok: 0,
@@ -13,11 +16,31 @@ export const ExitCode = {
   denied: 4,
   /** The user's tree changed under the patch since the base was recorded. */
   drift: 5,
-  /** `inspect`: the log or its artifacts failed verification. */
+  /** A log, patch or vault failed verification (`export`, `diff`, `secret`); `inspect` is finer, below. */
   integrity: 6,
   /** Cancelled or killed (Ctrl+C, `crustcore cancel`, `kill`). */
   interrupted: 130,
   /** Bug or environment failure; the message says what to do. */
   internal: 70,
 } as const;
-export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/**
+ * `inspect` exits with one code per integrity reason, so a script can tell a
+ * cut log (crash or truncation) from a forged receipt without parsing text.
+ * Codes 10–20 follow the order of INTEGRITY_REASONS; never renumber.
+ */
+export const INSPECT_EXIT = {
+  'bad-hash': 10,
+  'broken-link': 11,
+  'missing-frame': 12,
+  reordered: 13,
+  truncated: 14,
+  'head-mismatch': 15,
+  'bad-payload': 16,
+  'bad-receipt': 17,
+  'missing-artifact': 18,
+  'bad-artifact': 19,
+  'replay-divergence': 20,
+} as const satisfies Record<IntegrityReason, number>;
+
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode] | (typeof INSPECT_EXIT)[IntegrityReason];

@@ -1,8 +1,8 @@
 /**
  * `crustcore inspect`: checks a ledger (hash chain, head file, receipts,
  * artifacts; with --replay, the kernel's decisions) and tells each task's
- * story. Exit 0 when intact; ExitCode.integrity naming the first bad seq and
- * the reason otherwise. A torn tail left by a crash is reported, not failed.
+ * story. Exit 0 when intact; otherwise the reason's own code (INSPECT_EXIT),
+ * naming the first bad seq and the reason on stderr. A torn tail left by a crash is reported, not failed.
  */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -20,7 +20,7 @@ import {
   stateDirLayout,
 } from '@crustcore/ledger';
 import { type Command, UsageError } from '../cli/command.js';
-import { ExitCode } from '../cli/exit-codes.js';
+import { ExitCode, INSPECT_EXIT } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { currentProjectDir } from '../cli/paths.js';
 
@@ -160,6 +160,6 @@ export const inspectCommand: Command = {
     if (report.failure === undefined) return ExitCode.ok;
     const f = report.failure;
     writeLine(io.stderr, `${io.err.red('integrity check failed')} at seq ${f.seq}: ${f.reason} — ${f.detail}`);
-    return ExitCode.integrity;
+    return INSPECT_EXIT[f.reason];
   },
 };
