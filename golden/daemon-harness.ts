@@ -42,14 +42,49 @@ export function cli(
     encoding: 'utf8',
     timeout: 120_000,
   });
-  const last = result.stdout.trim().split('\n').pop() ?? '';
-  let json: Record<string, unknown> | null = null;
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr, json: lastJsonLine(result.stdout) };
+}
+
+/**
+ * `cli` without blocking this process: for runs that talk to a server the
+ * test itself serves (a scripted model on 127.0.0.1), which a blocked event
+ * loop could never answer.
+ */
+export function cliAsync(
+  env: NodeJS.ProcessEnv,
+  args: readonly string[],
+  options: { readonly cwd?: string; readonly timeoutMs?: number } = {},
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...CLI_ARGS, ...args], {
+      cwd: options.cwd ?? REPO_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 180_000);
+    child.on('error', reject);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr, json: lastJsonLine(stdout) });
+    });
+  });
+}
+
+function lastJsonLine(stdout: string): Record<string, unknown> | null {
+  const last = stdout.trim().split('\n').pop() ?? '';
   try {
-    json = last.startsWith('{') ? (JSON.parse(last) as Record<string, unknown>) : null;
+    return last.startsWith('{') ? (JSON.parse(last) as Record<string, unknown>) : null;
   } catch {
-    json = null;
+    return null;
   }
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr, json };
 }
 
 export interface LogLine {

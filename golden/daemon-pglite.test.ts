@@ -2,12 +2,15 @@
  * One daemon on embedded PGlite (the default engine; one instance for the
  * whole file), controlled only through its admin socket: queue tasks, watch
  * them run, pause/cancel/resume, approvals answered by a person (`crustcore
- * approve` / `deny`), kill a running task, and bad input on the socket.
+ * approve` / `deny`), kill a running task, bad input on the socket, and a
+ * task written by the real Codex CLI against a scripted model on 127.0.0.1.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ScriptedModel, startScriptedModel } from '../packages/workers/test/scripted-model.js';
+import { requireCli, TEST_API_KEY } from '../packages/workers/test/worker-harness.js';
 import { makeRepo, NODE_REPO } from './cli-harness.js';
 import { baseEnv, cli, DaemonProcess, rawAdmin, tempDir } from './daemon-harness.js';
 
@@ -18,9 +21,16 @@ const env = baseEnv(home);
 const stateDir = join(home, 'daemon');
 const socket = join(stateDir, 'admin.sock');
 let daemon: DaemonProcess;
+let model: ScriptedModel;
 
 beforeAll(async () => {
-  daemon = new DaemonProcess(env, [
+  model = await startScriptedModel('openai-responses', [
+    { kind: 'shell', command: FIX_ADD },
+    { kind: 'message', text: 'Fixed.\n{"summary":"add() adds","done":true,"commands_run":[],"risks":[]}' },
+  ]);
+  // Only the daemon holds the provider key; clients that queue work never see it.
+  const daemonEnv = { ...env, OPENAI_API_KEY: TEST_API_KEY, CRUSTCORE_CODEX_UPSTREAM: model.origin };
+  daemon = new DaemonProcess(daemonEnv, [
     '--lease-ms',
     '5000',
     '--poll-ms',
@@ -37,6 +47,7 @@ afterAll(async () => {
   const code = await daemon?.stop();
   expect(code).toBe(0);
   expect(daemon.events('daemon.stopped')).toHaveLength(1);
+  await model?.close();
   rmSync(home, { recursive: true, force: true });
 }, 60_000);
 
@@ -114,6 +125,42 @@ describe('crustcore daemon on PGlite, through its admin socket', () => {
     const tasks = (listed.json?.tasks ?? []) as Record<string, unknown>[];
     for (const job of jobs)
       expect(tasks.find((t) => t.jobId === job.jobId)).toMatchObject({ status: 'Completed', attempt: 1 });
+  }, 300_000);
+
+  it("--backend codex: the real Codex CLI writes the patch with the daemon's key; a backend without a key fails once", async () => {
+    requireCli('codex');
+    const box = makeRepo(NODE_REPO);
+    const queue = (backend: string) =>
+      cli(env, [
+        'tasks',
+        'add',
+        '--dir',
+        box.repo,
+        '--goal',
+        'make add() add',
+        '--backend',
+        backend,
+        '--approve',
+        'auto',
+        '--json',
+      ]);
+    const added = queue('codex');
+    expect(added.status, added.stderr + added.stdout).toBe(0);
+    expect(await finished(String(added.json?.jobId))).toMatchObject({ status: 'Completed', outcome: 'completed' });
+    expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toContain('a + b');
+    expect(model.requests.length).toBeGreaterThanOrEqual(2);
+    for (const request of model.requests) expect(request.headers.authorization).toBe(`Bearer ${TEST_API_KEY}`);
+    expect(daemon.lines.some((line) => JSON.stringify(line).includes(TEST_API_KEY))).toBe(false);
+
+    // The daemon has no Anthropic key: the job fails with the fix, and is not retried.
+    const keyless = queue('claude');
+    expect(keyless.status, keyless.stderr).toBe(0);
+    const failed = await finished(String(keyless.json?.jobId));
+    expect(failed).toMatchObject({ status: 'Failed' });
+    expect(JSON.stringify(failed)).toContain('ANTHROPIC_API_KEY');
+    expect(cli(env, ['tasks', 'add', '--dir', box.repo, '--goal', 'x', '--backend', 'gpt']).stderr).toContain(
+      'unknown backend "gpt"',
+    );
   }, 300_000);
 
   it('pause, cancel a queued task (it never runs), resume', async () => {

@@ -184,7 +184,15 @@ describe('task jobs', () => {
       timeoutSeconds: 60,
     };
     expect(decodeTaskJobPayload(good)._tag).toBe('Right');
+    const withBackend = { ...good, worker: null, backend: 'codex', model: 'gpt-5-codex' };
+    expect(decodeTaskJobPayload(withBackend)._tag).toBe('Right');
+    expect(decodeTaskJobPayload({ ...good, worker: null, backend: 'native' })._tag).toBe('Right');
     for (const bad of [
+      { ...good, worker: null },
+      { ...good, backend: 'codex' },
+      { ...withBackend, backend: 'gpt' },
+      { ...good, model: 'gpt-5' },
+      { ...withBackend, model: 'm'.repeat(300) },
       { ...good, v: 2 },
       { ...good, worker: [] },
       { ...good, worker: [''] },

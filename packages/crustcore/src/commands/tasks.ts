@@ -2,8 +2,9 @@
  * `crustcore tasks`: the daemon's task queue.
  *
  *   crustcore tasks [list] [--limit N]                       newest task jobs
- *   crustcore tasks add --dir DIR --goal TEXT --worker ARGV   queue a task (also: crustcore enqueue …)
+ *   crustcore tasks add --dir DIR --goal TEXT (--worker ARGV | --backend codex|claude|native [--model M])
  *                 [--verify ARGV] [--approve auto|ask|deny] [--max-revisits N] [--timeout SECONDS]
+ *                                                            queue a task (also: crustcore enqueue …)
  *
  * Both talk to the running daemon through its admin socket; with
  * `--database-url` they go straight to a shared PostgreSQL instead (no daemon
@@ -31,9 +32,9 @@ import {
 import { daemonStateDir } from '../daemon/paths.js';
 import { describeJob, enqueueTaskJob, newestTaskJobs } from '../daemon/queue.js';
 import { openState, StateOpenError } from '../daemon/state-access.js';
-import { decodeTaskJobPayload, type TaskJobPayload } from '../daemon/task-job.js';
+import { decodeTaskJobPayload, PackBackendC, type TaskJobPayload } from '../daemon/task-job.js';
 
-const ADD_USAGE = `crustcore tasks add --dir DIR --goal TEXT --worker ARGV [--verify ARGV] [--approve auto|ask|deny] [--max-revisits N] [--timeout SECONDS] [--database-url URL] ${CLIENT_USAGE}`;
+const ADD_USAGE = `crustcore tasks add --dir DIR --goal TEXT (--worker ARGV | --backend codex|claude|native [--model M]) [--verify ARGV] [--approve auto|ask|deny] [--max-revisits N] [--timeout SECONDS] [--database-url URL] ${CLIENT_USAGE}`;
 const LIST_USAGE = `crustcore tasks [list] [--limit N] [--database-url URL] ${CLIENT_USAGE}`;
 
 function argvOption(name: string, value: string): Argv {
@@ -73,6 +74,8 @@ async function addTask(args: readonly string[], io: Io): Promise<ExitCode> {
       dir: { type: 'string' },
       goal: { type: 'string' },
       worker: { type: 'string' },
+      backend: { type: 'string' },
+      model: { type: 'string' },
       verify: { type: 'string' },
       approve: { type: 'string' },
       'max-revisits': { type: 'string' },
@@ -82,8 +85,13 @@ async function addTask(args: readonly string[], io: Io): Promise<ExitCode> {
     strict: true,
   });
   if (values.goal === undefined || values.goal.trim() === '') throw new UsageError('--goal is required');
-  if (values.worker === undefined)
-    throw new UsageError('--worker "<command>" is required (the daemon runs external workers)');
+  // The daemon's environment (API keys, CLIs on PATH) serves the backend, as for `crustcore run`.
+  const backendNames = Object.keys(PackBackendC.keys).join('|');
+  if ((values.worker === undefined) === (values.backend === undefined))
+    throw new UsageError(`say who writes the patch: --worker "<command>" or --backend ${backendNames}, one of them`);
+  if (values.backend !== undefined && !PackBackendC.is(values.backend))
+    throw new UsageError(`unknown backend "${values.backend}"; choose ${backendNames}`);
+  if (values.model !== undefined && values.backend === undefined) throw new UsageError('--model goes with --backend');
   const approve = values.approve ?? 'ask';
   if (approve !== 'auto' && approve !== 'ask' && approve !== 'deny')
     throw new UsageError('--approve takes auto, ask or deny');
@@ -106,7 +114,9 @@ async function addTask(args: readonly string[], io: Io): Promise<ExitCode> {
     goal: values.goal,
     verify: values.verify === undefined ? null : argvOption('verify', values.verify),
     verifyFromUser: values.verify !== undefined,
-    worker: argvOption('worker', values.worker),
+    worker: values.worker === undefined ? null : argvOption('worker', values.worker),
+    ...(PackBackendC.is(values.backend) ? { backend: values.backend } : {}),
+    ...(values.model === undefined ? {} : { model: values.model }),
     approve,
     maxRevisits,
     timeoutSeconds,

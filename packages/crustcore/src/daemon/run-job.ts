@@ -1,6 +1,7 @@
 /**
  * Runs one claimed task job through the verified task runtime (`runTask`):
- * the user's repository, a sandboxed external worker, sandboxed verify in a
+ * the user's repository, a sandboxed worker (an external command, or a pack
+ * backend: Codex CLI, Claude Code, the native agent), sandboxed verify in a
  * fresh worktree, the daemon's approval desk, the apply journal and the
  * ledger under this daemon's $CRUSTCORE_HOME.
  *
@@ -10,6 +11,8 @@
  */
 import { type JobId, makeId, type TaskId } from '@crustcore/kernel';
 import { type Argv, type CodingBackend, detectVerifyCommand, ExternalCommandBackend } from '@crustcore/verify';
+import { UsageError } from '../cli/command.js';
+import { loadPackBackend } from '../commands/pack-backends.js';
 import { silentNarrator } from '../runtime/narrator.js';
 import { runTask, SetupError } from '../runtime/run-task.js';
 import { randomIds } from '../runtime/runtime-ids.js';
@@ -72,8 +75,22 @@ export async function runTaskJob(job: RunningJob, context: TaskJobContext): Prom
       env: context.env,
       verifyArgv,
       verifyArgvFromUser: payload.verify !== null && payload.verifyFromUser,
-      makeBackend: ({ workerCap }) =>
-        stoppableBackend(new ExternalCommandBackend(workerCap(), { argv: payload.worker }), signal),
+      makeBackend: async ({ workerCap, toolGate, note }) => {
+        if (payload.worker !== null)
+          return stoppableBackend(new ExternalCommandBackend(workerCap(), { argv: payload.worker }), signal);
+        // The codec guarantees a backend when there is no worker command.
+        const name = payload.backend ?? 'native';
+        const backend = await loadPackBackend(name, {
+          workerCap,
+          toolGate,
+          env: context.env,
+          goal: payload.goal,
+          home: context.home,
+          options: payload.model === undefined ? {} : { model: payload.model },
+          note,
+        });
+        return stoppableBackend(backend, signal);
+      },
       approvals: job.approvals,
       approvalMode: payload.approve,
       // The approval desk is the person who can be asked.
@@ -104,7 +121,8 @@ export async function runTaskJob(job: RunningJob, context: TaskJobContext): Prom
       retryable: RETRYABLE.has(outcome.kind),
     };
   } catch (error) {
-    if (error instanceof SetupError) return failed(error.message, false);
+    // A setup problem (sandbox, missing CLI or API key) fails the same way on every retry.
+    if (error instanceof SetupError || error instanceof UsageError) return failed(error.message, false);
     return failed(`internal: ${error instanceof Error ? error.message : String(error)}`, true);
   }
 }

@@ -19,6 +19,7 @@ export const TASK_JOB_LIMITS = {
   maxWordBytes: 8_192,
   maxRevisits: 20,
   maxTimeoutSeconds: 86_400,
+  maxModelBytes: 256,
 } as const;
 
 const bounded = (name: string, maxBytes: number, minBytes = 1) =>
@@ -67,21 +68,58 @@ const ArgvC = new t.Type<readonly [string, ...string[]], readonly string[], unkn
 export const ApproveModeC = t.keyof({ auto: null, ask: null, deny: null });
 export type ApproveMode = t.TypeOf<typeof ApproveModeC>;
 
-export const TaskJobPayloadC = t.readonly(
-  t.type({
-    v: t.literal(1),
-    /** Absolute, real path of the user's repository (resolved by whoever enqueued). */
-    dir: bounded('dir', TASK_JOB_LIMITS.maxDirBytes),
-    goal: bounded('goal', TASK_JOB_LIMITS.maxGoalBytes),
-    /** Null: detect the project's test command when the job runs. */
-    verify: t.union([ArgvC, t.null]),
-    /** True when a person typed `verify` (that is the approval of this exact argv). */
-    verifyFromUser: t.boolean,
-    worker: ArgvC,
-    approve: ApproveModeC,
-    maxRevisits: intIn('maxRevisits', 0, TASK_JOB_LIMITS.maxRevisits),
-    timeoutSeconds: intIn('timeoutSeconds', 1, TASK_JOB_LIMITS.maxTimeoutSeconds),
-  }),
+/** Backends that live in packs; the daemon loads them as `crustcore run --backend` does. */
+export const PackBackendC = t.keyof({ codex: null, claude: null, native: null });
+export type PackBackendName = t.TypeOf<typeof PackBackendC>;
+
+const TaskJobFieldsC = t.readonly(
+  t.intersection([
+    t.type({
+      v: t.literal(1),
+      /** Absolute, real path of the user's repository (resolved by whoever enqueued). */
+      dir: bounded('dir', TASK_JOB_LIMITS.maxDirBytes),
+      goal: bounded('goal', TASK_JOB_LIMITS.maxGoalBytes),
+      /** Null: detect the project's test command when the job runs. */
+      verify: t.union([ArgvC, t.null]),
+      /** True when a person typed `verify` (that is the approval of this exact argv). */
+      verifyFromUser: t.boolean,
+      /** An external command that writes the patch; null when a pack backend does. */
+      worker: t.union([ArgvC, t.null]),
+      approve: ApproveModeC,
+      maxRevisits: intIn('maxRevisits', 0, TASK_JOB_LIMITS.maxRevisits),
+      timeoutSeconds: intIn('timeoutSeconds', 1, TASK_JOB_LIMITS.maxTimeoutSeconds),
+    }),
+    t.partial({
+      /** Codex CLI, Claude Code or the native agent instead of `worker`. */
+      backend: PackBackendC,
+      /** The backend's model (as `crustcore run --model`). */
+      model: bounded('model', TASK_JOB_LIMITS.maxModelBytes),
+    }),
+  ]),
+);
+
+/**
+ * The stored payload: exactly one of `worker` and `backend` says who writes
+ * the patch. Rows written before `backend` existed (always a worker) decode
+ * unchanged.
+ */
+export const TaskJobPayloadC = new t.Type<
+  t.TypeOf<typeof TaskJobFieldsC>,
+  t.OutputOf<typeof TaskJobFieldsC>,
+  unknown
+>(
+  'TaskJobPayload',
+  TaskJobFieldsC.is,
+  (u, c) => {
+    const fields = TaskJobFieldsC.validate(u, c);
+    if (fields._tag === 'Left') return fields;
+    const { worker, backend, model } = fields.right;
+    if ((worker === null) === (backend === undefined))
+      return t.failure(u, c, 'say who writes the patch: a worker command or a backend (codex, claude, native), not both');
+    if (model !== undefined && backend === undefined) return t.failure(u, c, 'model: only a backend takes a model');
+    return fields;
+  },
+  TaskJobFieldsC.encode,
 );
 export type TaskJobPayload = t.TypeOf<typeof TaskJobPayloadC>;
 

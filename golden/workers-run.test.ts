@@ -1,0 +1,119 @@
+/**
+ * `crustcore run --backend codex|claude` as a user runs it: the CLI, the real
+ * worker CLI from npm in the worker sandbox, its model requests through the
+ * metering and credential proxies to a scripted provider on 127.0.0.1, then
+ * sandboxed verify, approval and apply. The API key is in the CLI's
+ * environment only; afterwards it must be in no file CrustCore wrote.
+ */
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { WorkerCliName } from '../packages/workers/src/index.js';
+import { startScriptedModel } from '../packages/workers/test/scripted-model.js';
+import { requireCli, TEST_API_KEY } from '../packages/workers/test/worker-harness.js';
+import { makeRepo, NODE_REPO } from './cli-harness.js';
+import { baseEnv, cli, cliAsync } from './daemon-harness.js';
+
+const FIX_ADD = "sed -i 's/a - b/a + b/' src/math.js";
+const DONE = 'Fixed add().\n{"summary":"add() adds","done":true,"commands_run":["node --test"],"risks":[]}';
+
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+/** Every file under `dir` whose bytes contain `needle`. */
+function filesContaining(dir: string, needle: string): string[] {
+  const found: string[] = [];
+  const walk = (at: string): void => {
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      const path = join(at, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile() && statSync(path).size < 64 * 1024 * 1024 && readFileSync(path).includes(needle))
+        found.push(path);
+    }
+  };
+  walk(dir);
+  return found;
+}
+
+const WIRE = { codex: 'openai-responses', claude: 'anthropic-messages' } as const;
+const KEY_VARIABLE = { codex: 'OPENAI_API_KEY', claude: 'ANTHROPIC_API_KEY' } as const;
+const CLIS: readonly WorkerCliName[] = ['codex', 'claude'];
+
+describe.each(CLIS)('golden: crustcore run --backend %s (the real CLI)', (name) => {
+  it('fixes a failing test: verified, applied, every model request metered and in the ledger, the key nowhere', async () => {
+    requireCli(name);
+    const model = await startScriptedModel(WIRE[name], [
+      { kind: 'shell', command: FIX_ADD },
+      { kind: 'message', text: DONE },
+    ]);
+    const box = makeRepo(NODE_REPO);
+    roots.push(box.root);
+    const env = {
+      ...baseEnv(box.home),
+      [KEY_VARIABLE[name]]: TEST_API_KEY,
+      [`CRUSTCORE_${name.toUpperCase()}_UPSTREAM`]: model.origin,
+    };
+    try {
+      const run = await cliAsync(env, [
+        'run',
+        '--dir',
+        box.repo,
+        '--goal',
+        'make add() add',
+        '--backend',
+        name,
+        '--approve',
+        'auto',
+        '--json',
+      ]);
+      expect(run.status, run.stdout + run.stderr).toBe(0);
+      expect(run.json).toMatchObject({ outcome: 'completed', attempts: 1 });
+      expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toContain('a + b');
+
+      // The provider saw the real key, injected by the proxy, on every request.
+      expect(model.requests.length).toBeGreaterThanOrEqual(2);
+      const header = name === 'codex' ? 'authorization' : 'x-api-key';
+      for (const request of model.requests)
+        expect(request.headers[header]).toBe(name === 'codex' ? `Bearer ${TEST_API_KEY}` : TEST_API_KEY);
+
+      // The ledger is intact, replays, and records each model request the worker made.
+      const stateDir = String(run.json?.stateDir);
+      const inspect = cli(env, ['inspect', '--dir', stateDir, '--replay']);
+      expect(inspect.status, inspect.stdout + inspect.stderr).toBe(0);
+      const exported = cli(env, ['export', '--dir', stateDir, '--format', 'jsonl']);
+      const kinds = exported.stdout
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { kind: string }).kind);
+      expect(kinds.filter((kind) => kind === 'note.model.request')).toHaveLength(model.requests.length);
+
+      // The key is in no output and in no file under CRUSTCORE_HOME or the repository.
+      expect(run.stdout + run.stderr + exported.stdout).not.toContain(TEST_API_KEY);
+      expect(filesContaining(box.home, TEST_API_KEY)).toEqual([]);
+      expect(filesContaining(box.repo, TEST_API_KEY)).toEqual([]);
+    } finally {
+      await model.close();
+    }
+  }, 240_000);
+});
+
+describe('golden: crustcore run --backend with a setup problem', () => {
+  it('no API key: exit 2 with the variable to set, before any task starts', async () => {
+    const box = makeRepo(NODE_REPO);
+    roots.push(box.root);
+    const run = await cliAsync(baseEnv(box.home), [
+      'run',
+      '--dir',
+      box.repo,
+      '--goal',
+      'make add() add',
+      '--backend',
+      'codex',
+      '--json',
+    ]);
+    expect(run.status, run.stdout + run.stderr).toBe(2);
+    expect(run.stderr).toContain('export OPENAI_API_KEY=');
+  }, 120_000);
+});
