@@ -130,7 +130,8 @@ export class DaemonProcess {
     this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stderr += chunk;
     });
-    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+    // 'close', not 'exit': only then has every log line been read from the pipes.
+    this.exited = new Promise((resolve) => this.child.once('close', (code) => resolve(code)));
   }
 
   /** Resolves with the first log line (past or future) that passes `test`. */

@@ -101,6 +101,18 @@ describe('daemons sharing one PostgreSQL', () => {
       expect(job, JSON.stringify(finished)).toMatchObject({ status: 'Completed', attempt: 1, outcome: 'completed' });
     }
     for (const box of repos) expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toContain('a + b');
+    // The database says done, but cli() blocks this process, so the daemons' last log lines
+    // may still sit unread in their pipes: read up to each job's finish line first
+    // (a daemon logs it before it writes the result).
+    await Promise.all(
+      queued.map((jobId) =>
+        Promise.any(
+          [a.daemon, b.daemon].map((d) =>
+            d.waitFor((l) => l.event === 'job.finished' && l.jobId === jobId, 30_000, `job ${jobId} in a daemon log`),
+          ),
+        ),
+      ),
+    );
     // Exactly once: each job started once, across both daemons.
     const starts = [...a.daemon.events('job.started'), ...b.daemon.events('job.started')];
     for (const jobId of queued) expect(starts.filter((line) => line.jobId === jobId)).toHaveLength(1);

@@ -148,7 +148,10 @@ describe('planted git traps do not run in the harness', () => {
     writeFileSync(join(path, '.git/info/attributes'), '* filter=Ev=il.x\n');
     await harness(cap);
     expect(fired()).toEqual([]);
+    // Control: diff must read the modified file through the clean filter. (A status alone runs
+    // it only when the index entry is racy, which depends on timing.)
     gitQuiet(path, 'status');
+    gitQuiet(path, 'diff');
     expect(fired()).toEqual(['included-filter']);
   });
 
