@@ -12,7 +12,7 @@ import { writeLine } from '../cli/output.js';
 
 export const diffCommand: Command = {
   name: 'diff',
-  summary: "Show or export a task's patch (git apply accepts the export)",
+  summary: "show or export a task's patch (git apply accepts the export)",
   usage: 'crustcore diff TASK [--export FILE] [--stat] [--json] [--home DIR]',
   run: async (args, io) => {
     const { values, positionals } = parseArgs({

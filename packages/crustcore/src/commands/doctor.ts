@@ -76,7 +76,7 @@ function printWorkers(io: Io, workers: readonly WorkerCliReport[]): void {
 
 export const doctorCommand: Command = {
   name: 'doctor',
-  summary: 'Check which sandbox backend works here, and how to fix it',
+  summary: 'check which sandbox backend works here, and how to fix it',
   usage: 'crustcore doctor [--json]',
   async run(args, io) {
     let json: boolean;

@@ -14,7 +14,7 @@ import { ledgerPaths, withDefaultDir } from './inspect.js';
 
 export const exportCommand: Command = {
   name: 'export',
-  summary: 'Write a ledger as JSON lines (one frame per line, hashes kept)',
+  summary: 'write a ledger as JSON lines (one frame per line, hashes kept)',
   usage: 'crustcore export [--dir DIR | --log FILE] --format jsonl [--redacted]',
   run: async (args, io) => {
     const { values } = parseArgs({

@@ -11,7 +11,7 @@ import { writeLine } from '../cli/output.js';
 
 export const gcCommand: Command = {
   name: 'gc',
-  summary: 'Remove worktrees left by crashed or killed runs',
+  summary: 'remove worktrees left by crashed or killed runs',
   usage: 'crustcore gc [--home DIR] [--json]',
   run: async (args, io) => {
     const { values } = parseArgs({

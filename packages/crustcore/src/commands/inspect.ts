@@ -116,7 +116,7 @@ function printHuman(io: Io, logPath: string, report: InspectReport): void {
 
 export const inspectCommand: Command = {
   name: 'inspect',
-  summary: "Check a ledger (chain, head, receipts, artifacts, replay) and tell each task's story",
+  summary: "check a ledger (chain, head, receipts, artifacts, replay) and tell each task's story",
   usage: 'crustcore inspect [--dir DIR | --log FILE] [--task ID] [--replay] [--json] [--key FILE]',
   run: async (args, io) => {
     const { values } = parseArgs({

@@ -76,7 +76,7 @@ function humanReport(
 export function createModelsCommand(dependencies: ModelsCommandDependencies = {}): Command {
   return {
     name: 'models',
-    summary: 'List the model registry; --probe asks each endpoint what it serves',
+    summary: 'list the model registry; --probe asks each endpoint what it serves',
     usage: USAGE,
     run: async (args: readonly string[], io: Io): Promise<ExitCode> => {
       const { values, positionals } = parseArgs({

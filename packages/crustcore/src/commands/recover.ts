@@ -12,7 +12,7 @@ import { writeLine } from '../cli/output.js';
 
 export const recoverCommand: Command = {
   name: 'recover',
-  summary: 'Roll back applies interrupted by a crash (idempotent)',
+  summary: 'roll back applies interrupted by a crash (idempotent)',
   usage: 'crustcore recover [--home DIR | --journal DIR] [--json]',
   run: async (args, io) => {
     const { values } = parseArgs({

@@ -191,7 +191,7 @@ async function listSecrets(pack: SecretsPack, io: Io, vault: FileVault, json: bo
 
 export const secretCommand: Command = {
   name: 'secret',
-  summary: 'Store, list or remove secrets in the encrypted vault (values never on the command line)',
+  summary: 'store, list or remove secrets in the encrypted vault (values never on the command line)',
   usage: USAGE,
   async run(args, io) {
     const parsed = parse(args, io);

@@ -103,11 +103,7 @@ const TaskJobFieldsC = t.readonly(
  * the patch. Rows written before `backend` existed (always a worker) decode
  * unchanged.
  */
-export const TaskJobPayloadC = new t.Type<
-  t.TypeOf<typeof TaskJobFieldsC>,
-  t.OutputOf<typeof TaskJobFieldsC>,
-  unknown
->(
+export const TaskJobPayloadC = new t.Type<t.TypeOf<typeof TaskJobFieldsC>, t.OutputOf<typeof TaskJobFieldsC>, unknown>(
   'TaskJobPayload',
   TaskJobFieldsC.is,
   (u, c) => {
@@ -115,7 +111,11 @@ export const TaskJobPayloadC = new t.Type<
     if (fields._tag === 'Left') return fields;
     const { worker, backend, model } = fields.right;
     if ((worker === null) === (backend === undefined))
-      return t.failure(u, c, 'say who writes the patch: a worker command or a backend (codex, claude, native), not both');
+      return t.failure(
+        u,
+        c,
+        'say who writes the patch: a worker command or a backend (codex, claude, native), not both',
+      );
     if (model !== undefined && backend === undefined) return t.failure(u, c, 'model: only a backend takes a model');
     return fields;
   },
