@@ -174,6 +174,30 @@ describe('golden: cheats and faults leave the user tree untouched', () => {
     untouched(box.repo);
   });
 
+  // Each of these passes verify, and each needs a person even under --approve auto: with no
+  // terminal to ask, the run is denied and the tree stays as it was.
+  it.each([
+    ['a CI workflow', "mkdir -p .github/workflows && printf 'on: push\\n' > .github/workflows/ci.yml"],
+    ['a secret-looking file', "printf 'TOKEN=x\\n' > .env"],
+    ['a symlink out of the worktree', 'ln -s /etc/passwd passwd-link'],
+    ['an edited test', "sed -i 's/adds negatives/adds two negatives/' test/math.test.js"],
+  ])('a fix that also adds %s is not applied by --approve auto', (_what, extra) => {
+    const box = makeRepo(NODE_REPO);
+    const run = crustcore(box, [
+      'run',
+      '--goal',
+      'fix add',
+      '--worker',
+      `sh -c "${FIX_ADD} && ${extra.replaceAll('"', '\\"')}"`,
+      '--approve',
+      'auto',
+      '--json',
+    ]);
+    expect(run.status, run.stdout + run.stderr).toBe(EXIT.denied);
+    expect(run.json).toMatchObject({ outcome: 'denied' });
+    untouched(box.repo);
+  });
+
   it('a worker that leaves a background process: it dies with the sandbox and cannot fake the verify', () => {
     const box = makeRepo(NODE_REPO);
     const run = crustcore(box, [

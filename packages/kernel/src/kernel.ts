@@ -47,14 +47,9 @@ export const DEFAULT_KERNEL_CONFIG: KernelConfig = {
   maxTasks: 10_000,
   maxToolCallsPerTask: 100_000,
   retryPolicy: DEFAULT_RETRY_POLICY,
-  humanReviewRisks: [
-    'tests-weakened',
-    'tests-deleted',
-    'ci-workflow',
-    'secret-looking',
-    'outside-root',
-    'symlink-escape',
-  ],
+  // The verifier's names (@crustcore/verify HUMAN_REVIEW_RISK_KINDS); the kernel
+  // cannot import it, so packages/crustcore/test/risk-names.test.ts pins the two.
+  humanReviewRisks: ['tests-weakened', 'ci-workflow-changed', 'secret-like-file', 'symlink-outside'],
 };
 
 type ToolCallState = 'awaiting-approval' | 'running' | 'done' | 'denied';

@@ -90,7 +90,14 @@ export {
   type StoredPatch,
   savePatchRecord,
 } from './patch-store.js';
-export { needsApproval, type Risk, type RiskKind, type RiskSeverity } from './risk.js';
+export {
+  HUMAN_REVIEW_RISK_KINDS,
+  needsApproval,
+  RISK_SEVERITY,
+  type Risk,
+  type RiskKind,
+  type RiskSeverity,
+} from './risk.js';
 export { parseTestCounts, type TestCounts, type TestRunner } from './test-counts.js';
 export { VerifiedPatch, type VerifyEvidence } from './verified-patch.js';
 export {

@@ -14,7 +14,7 @@ import { classifyPath, type FileClass } from './file-class.js';
 import { GIT_DIFF_SAFETY_ARGS, type GitFailure, gitRawText, gitText, runGitAt } from './git.js';
 import { crustcoreHome, scratchDir } from './home.js';
 import type { FileMode } from './journal/record.js';
-import type { Risk } from './risk.js';
+import { RISK_SEVERITY, type Risk } from './risk.js';
 import { type TaskWorktree, worktreeLocation } from './worktree.js';
 
 export type ChangeStatus = 'A' | 'M' | 'D' | 'R' | 'T';
@@ -196,53 +196,46 @@ function risksFor(files: readonly ChangedFile[], symlinkTargets: ReadonlyMap<str
   const risks: Risk[] = [];
   const pathsWhere = (predicate: (file: ChangedFile) => boolean): string[] =>
     files.filter(predicate).map((f) => f.path);
-  const add = (kind: Risk['kind'], severity: Risk['severity'], detail: string, paths: string[]): void => {
-    if (paths.length > 0) risks.push({ kind, severity, detail, paths: paths.slice(0, 50) });
+  const add = (kind: Risk['kind'], detail: string, paths: string[]): void => {
+    if (paths.length > 0) risks.push({ kind, severity: RISK_SEVERITY[kind], detail, paths: paths.slice(0, 50) });
   };
   add(
     'tests-weakened',
-    'needs-approval',
     'the patch edits or deletes existing test files',
     pathsWhere((f) => f.fileClass === 'test' && f.status !== 'A'),
   );
   add(
     'ci-workflow-changed',
-    'needs-approval',
     'the patch changes CI configuration',
     pathsWhere((f) => f.fileClass === 'ci-workflow'),
   );
   add(
     'secret-like-file',
-    'needs-approval',
     'the patch touches files that usually hold secrets',
     pathsWhere((f) => f.fileClass === 'secret'),
   );
   add(
     'lockfile-changed',
-    'warn',
     'the patch changes dependency lockfiles',
     pathsWhere((f) => f.fileClass === 'lockfile'),
   );
   add(
     'config-changed',
-    'warn',
     'the patch changes build, test or tool configuration',
     pathsWhere((f) => f.fileClass === 'config'),
   );
   add(
     'executable-bit',
-    'warn',
     'the patch changes the executable bit',
     pathsWhere((f) => f.executableChanged),
   );
   add(
     'binary-file',
-    'info',
     'the patch adds or changes binary files',
     pathsWhere((f) => f.binary && f.status !== 'D'),
   );
   const escaping = [...symlinkTargets].filter(([path, target]) => symlinkEscapes(path, target)).map(([path]) => path);
-  add('symlink-outside', 'needs-approval', 'the patch adds symlinks pointing outside the worktree', escaping);
+  add('symlink-outside', 'the patch adds symlinks pointing outside the worktree', escaping);
   return risks;
 }
 

@@ -25,5 +25,26 @@ export interface Risk {
   readonly paths: readonly string[];
 }
 
+/** How serious each kind is: one table, so no emitter can disagree with another. */
+export const RISK_SEVERITY: Readonly<Record<RiskKind, RiskSeverity>> = {
+  'tests-weakened': 'needs-approval',
+  'ci-workflow-changed': 'needs-approval',
+  'secret-like-file': 'needs-approval',
+  'symlink-outside': 'needs-approval',
+  'lockfile-changed': 'warn',
+  'config-changed': 'warn',
+  'executable-bit': 'warn',
+  'binary-file': 'info',
+};
+
+/**
+ * Risk kinds that always need a person, whatever `--approve` says. The
+ * kernel's `humanReviewRisks` must name each of them (a test pins the two
+ * lists together: a name the kernel does not know would be auto-approved).
+ */
+export const HUMAN_REVIEW_RISK_KINDS: readonly RiskKind[] = (Object.keys(RISK_SEVERITY) as RiskKind[]).filter(
+  (kind) => RISK_SEVERITY[kind] === 'needs-approval',
+);
+
 export const needsApproval = (risks: readonly Risk[]): boolean =>
   risks.some((risk) => risk.severity === 'needs-approval');

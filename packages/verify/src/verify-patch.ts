@@ -17,7 +17,7 @@ import { type GitFailure, gitText, runGitAt } from './git.js';
 import { crustcoreHome, scratchDir } from './home.js';
 import type { UnverifiedPatch } from './patch.js';
 import { savePatchRecord } from './patch-store.js';
-import type { Risk } from './risk.js';
+import { RISK_SEVERITY, type Risk } from './risk.js';
 import { parseTestCounts, type TestCounts } from './test-counts.js';
 import { VerifiedPatch, verifiedPatchMintKey } from './verified-patch.js';
 import {
@@ -168,7 +168,7 @@ function countRisk(baseline: BaselineRun | null | undefined, after: TestCounts |
   if (after === null) {
     return {
       kind: 'tests-weakened',
-      severity: 'needs-approval',
+      severity: RISK_SEVERITY['tests-weakened'],
       detail: `the base run reported ${before.total} tests but the patched run reported no test count`,
       paths: [],
     };
@@ -176,7 +176,7 @@ function countRisk(baseline: BaselineRun | null | undefined, after: TestCounts |
   if (after.total < before.total) {
     return {
       kind: 'tests-weakened',
-      severity: 'needs-approval',
+      severity: RISK_SEVERITY['tests-weakened'],
       detail: `fewer tests ran: ${after.total} after the patch vs ${before.total} on the base`,
       paths: [],
     };
