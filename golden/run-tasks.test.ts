@@ -216,6 +216,34 @@ describe('golden: cheats and faults leave the user tree untouched', () => {
     expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toContain('a + b');
   });
 
+  it('--timeout stops a worker that takes too long: exit 130, says why, nothing applied', () => {
+    const box = makeRepo(NODE_REPO);
+    const started = Date.now();
+    const run = crustcore(box, [
+      'run',
+      '--goal',
+      'fix add slowly',
+      '--worker',
+      `sh -c "sleep 60; ${FIX_ADD}"`,
+      '--approve',
+      'auto',
+      '--timeout',
+      '3',
+      '--json',
+    ]);
+    expect(run.status, run.stdout + run.stderr).toBe(130);
+    expect(String(run.json?.reason)).toContain('--timeout');
+    expect(Date.now() - started).toBeLessThan(45_000); // far from the worker's 60 s: it was stopped
+    untouched(box.repo);
+  });
+
+  it('native-agent options with another backend are refused, not ignored', () => {
+    const box = makeRepo(NODE_REPO);
+    const run = crustcore(box, ['run', '--goal', 'x', '--worker', 'true', '--thinking', 'high']);
+    expect(run.status).toBe(EXIT.usage);
+    expect(run.stderr).toContain('--thinking: only the native agent takes this');
+  });
+
   it('bad input is a usage error with a hint, not a crash', () => {
     const box = makeRepo(NODE_REPO);
     const noGoal = crustcore(box, ['run', '--worker', 'true']);

@@ -31,7 +31,7 @@ import type { TaskOutcomeKind } from '../runtime/task-loop.js';
 import { loadPackBackend, PACK_BACKENDS } from './pack-backends.js';
 
 const USAGE =
-  'crustcore run --dir DIR --goal TEXT [--verify ARGV] [--worker ARGV | --backend NAME] [--approve auto|ask|deny] [--commit] [--max-revisits N] [--json | --output-format text|json|stream-json]';
+  'crustcore run --dir DIR --goal TEXT [--verify ARGV] [--worker ARGV | --backend NAME] [--approve auto|ask|deny] [--commit] [--max-revisits N] [--timeout SECONDS] [--profile readonly|supervised|full] [--ref REF] [--json | --output-format text|json|stream-json]\n       native agent: [--model PROVIDER/MODEL] [--models-config FILE] [--thinking off|low|medium|high] [--max-turns N] [--resume ID|latest] [--replay FILE] [--record FILE]';
 
 export const EXIT_FOR_OUTCOME: Readonly<Record<TaskOutcomeKind, ExitCode>> = {
   completed: ExitCode.ok,
@@ -109,6 +109,9 @@ export const runCommand: Command = {
       throw new UsageError(`unknown backend "${backendName}"; choose ${['external', ...PACK_BACKENDS].join(', ')}`);
     }
     const workerArgv = values.worker === undefined ? null : argvOption('worker', values.worker);
+    const nativeOnly = (['resume', 'thinking', 'max-turns'] as const).filter((name) => values[name] !== undefined);
+    if (nativeOnly.length > 0 && backendName !== 'native')
+      throw new UsageError(`${nativeOnly.map((name) => `--${name}`).join(', ')}: only the native agent takes this`);
 
     let dir: string;
     try {
@@ -164,6 +167,9 @@ export const runCommand: Command = {
           if (values.record !== undefined) packOptions.record = resolve(io.cwd, values.record);
           if (values['models-config'] !== undefined)
             packOptions.modelsConfig = resolve(io.cwd, values['models-config']);
+          if (values.resume !== undefined) packOptions.resume = values.resume;
+          if (values.thinking !== undefined) packOptions.thinking = values.thinking;
+          if (values['max-turns'] !== undefined) packOptions.maxTurns = values['max-turns'];
           return loadPackBackend(backendName, {
             workerCap,
             toolGate,
@@ -186,7 +192,10 @@ export const runCommand: Command = {
         profile,
         maxRevisits,
         commitMode: values.commit === true,
-        signal: abort.signal,
+        // --timeout bounds the whole task twice: as the kernel's wall-time budget (seen at each
+        // event, exit 3) and as a hard stop for a backend that has gone quiet.
+        limits: { wallTimeMs: timeoutSeconds * 1_000 },
+        signal: AbortSignal.any([abort.signal, AbortSignal.timeout(timeoutSeconds * 1_000)]),
         ...(values.ref === undefined ? {} : { ref: values.ref }),
       });
       const exit = EXIT_FOR_OUTCOME[result.outcome.kind];

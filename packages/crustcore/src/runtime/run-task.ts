@@ -176,7 +176,12 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       },
     );
     bound = loop.toolGate();
-    const onAbort = (): void => void loop.cancel('interrupted by the user').catch(() => undefined);
+    // AbortSignal.timeout() aborts with a TimeoutError: say so instead of blaming the user.
+    const stopReason = (): string =>
+      (options.signal?.reason as { name?: unknown } | undefined)?.name === 'TimeoutError'
+        ? 'stopped: the time limit (--timeout) ran out'
+        : 'interrupted by the user';
+    const onAbort = (): void => void loop.cancel(stopReason()).catch(() => undefined);
     if (options.signal?.aborted === true) onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
     outcome = await loop.run();
