@@ -123,6 +123,41 @@ describe('daemons sharing one PostgreSQL', () => {
     expect(status.json).toMatchObject({ ok: true, owner: 'host-a', engine: 'postgres', paused: false });
     await Promise.all([a.daemon.stop(), b.daemon.stop()]);
     expect(a.daemon.events('daemon.stopped')).toHaveLength(1);
+
+    // Each daemon mirrored the ledger of every project it ran a task in; inspect checks the
+    // mirror against the ledger file on the host that owns it.
+    const inspectWithMirror = (job: Record<string, unknown>) =>
+      cli(baseEnv(job.owner === 'host-a' ? a.home : b.home), [
+        'inspect',
+        '--dir',
+        String(job.stateDir),
+        '--database-url',
+        databaseUrl,
+        '--json',
+      ]);
+    for (const job of finished) {
+      const checked = inspectWithMirror(job);
+      expect(checked.status, checked.stdout + checked.stderr).toBe(0);
+      expect(checked.json?.mirror).toMatchObject({ consistent: true, behind: 0 });
+      expect(Number((checked.json?.mirror as { mirrorHead?: number } | undefined)?.mirrorHead)).toBeGreaterThan(5);
+    }
+    // A mirror row changed behind the database's back (triggers off, as a superuser could):
+    // inspect names the frame and exits 21, while the ledger itself is still intact.
+    const { openStateDb } = await import('@crustcore/state');
+    const opened = await openStateDb({ databaseUrl });
+    if (opened._tag === 'Left') throw new Error(JSON.stringify(opened.left));
+    await opened.right.query('ALTER TABLE crust_ledger_mirror DISABLE TRIGGER USER');
+    await opened.right.query(`UPDATE crust_ledger_mirror SET kind = 'forged' WHERE seq = 2`);
+    await opened.right.query('ALTER TABLE crust_ledger_mirror ENABLE TRIGGER USER');
+    await opened.right.close();
+    const forged = inspectWithMirror(finished[0] as Record<string, unknown>);
+    expect(forged.status, forged.stdout + forged.stderr).toBe(21);
+    expect(forged.json).toMatchObject({ ok: true, failure: null, mirror: { consistent: false } });
+    expect((forged.json?.mirror as { mismatches?: unknown[] } | undefined)?.mismatches).toContainEqual({
+      _tag: 'FieldMismatch',
+      seq: 2,
+      field: 'kind',
+    });
   }, 420_000);
 
   it('a daemon killed with SIGKILL mid-task: the other recovers its job after the lease runs out', async () => {

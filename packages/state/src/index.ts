@@ -90,8 +90,10 @@ export {
 export {
   type CrossCheckReport,
   crossCheckLedgerMirror,
+  DEFAULT_LEDGER_ID,
   LEDGER_MIRROR_LIMITS,
   type LedgerFrameSummary,
+  type LedgerRef,
   ledgerMirrorHead,
   type MirrorMismatch,
   type MirrorReport,

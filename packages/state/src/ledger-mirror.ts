@@ -1,8 +1,9 @@
 /**
  * A queryable mirror of ledger events in the database. The ledger file is the
  * audit truth; this copy exists for queries (by task, by kind) and is checked
- * against the ledger by `crossCheckLedgerMirror`, which `crustcore inspect`
- * runs. The database keeps the mirror gap-free, unique and append-only.
+ * against the ledger by `crossCheckLedgerMirror`, which `crustcore inspect
+ * --database-url` runs. The database keeps each ledger's mirror gap-free,
+ * unique and append-only; many ledgers share the table, each under its id.
  */
 import { canonicalJson, err, isHash32, type Json, ok, type Result } from '@crustcore/kernel';
 import * as t from 'io-ts';
@@ -21,6 +22,27 @@ export interface LedgerFrameSummary {
 }
 
 export const LEDGER_MIRROR_LIMITS = { maxBatch: 1000, maxPayloadBytes: 1_048_576, crossCheckBatch: 500 } as const;
+
+/** The ledger rows mirrored before ledgers had ids belong to (and calls without one use). */
+export const DEFAULT_LEDGER_ID = 'default';
+const LEDGER_ID = /^[0-9A-Za-z._:-]{1,128}$/;
+
+/** Which ledger a call is about. */
+export interface LedgerRef {
+  readonly ledgerId?: string;
+}
+
+function ledgerIdOf(ref: LedgerRef): Result<StateError, string> {
+  const id = ref.ledgerId ?? DEFAULT_LEDGER_ID;
+  return LEDGER_ID.test(id) ? ok(id) : err(invalidInput('ledgerId', 'must be 1..128 of [0-9A-Za-z._:-]'));
+}
+
+function ledgerIdOrThrow(ref: LedgerRef): string {
+  const id = ledgerIdOf(ref);
+  if (id._tag === 'Left')
+    throw new Error(`ledgerId ${JSON.stringify(ref.ledgerId)}: must be 1..128 of [0-9A-Za-z._:-]`);
+  return id.right;
+}
 
 const MirrorRow = t.type({
   seq: DbInt,
@@ -53,7 +75,10 @@ export interface MirrorReport {
 export async function mirrorLedgerFrames(
   db: Db,
   frames: readonly LedgerFrameSummary[],
+  ref: LedgerRef = {},
 ): Promise<Result<StateError, MirrorReport>> {
+  const ledgerId = ledgerIdOf(ref);
+  if (ledgerId._tag === 'Left') return ledgerId;
   if (frames.length > LEDGER_MIRROR_LIMITS.maxBatch) {
     return err(invalidInput('frames', `at most ${LEDGER_MIRROR_LIMITS.maxBatch} per call`));
   }
@@ -71,8 +96,8 @@ export async function mirrorLedgerFrames(
       let skipped = 0;
       for (const [index, frame] of frames.entries()) {
         const existing = await tx.query<{ frame_hash: string }>(
-          'SELECT frame_hash FROM crust_ledger_mirror WHERE seq = $1::int8',
-          [frame.seq],
+          'SELECT frame_hash FROM crust_ledger_mirror WHERE ledger_id = $1::text AND seq = $2::int8',
+          [ledgerId.right, frame.seq],
         );
         const mirrored = existing.rows[0];
         if (mirrored !== undefined) {
@@ -88,22 +113,26 @@ export async function mirrorLedgerFrames(
           continue;
         }
         await tx.query(
-          `INSERT INTO crust_ledger_mirror (seq, frame_hash, kind, task_id, payload)
-           VALUES ($1::int8, $2::text, $3::text, $4::text, ($5::text)::jsonb)`,
-          [frame.seq, frame.frameHash, frame.kind, frame.taskId, payloads[index] ?? 'null'],
+          `INSERT INTO crust_ledger_mirror (ledger_id, seq, frame_hash, kind, task_id, payload)
+           VALUES ($1::text, $2::int8, $3::text, $4::text, $5::text, ($6::text)::jsonb)`,
+          [ledgerId.right, frame.seq, frame.frameHash, frame.kind, frame.taskId, payloads[index] ?? 'null'],
         );
         inserted += 1;
       }
       const head = await tx.query<{ head: unknown }>(
-        'SELECT coalesce(max(seq), 0)::int8::text AS head FROM crust_ledger_mirror',
+        'SELECT coalesce(max(seq), 0)::int8::text AS head FROM crust_ledger_mirror WHERE ledger_id = $1::text',
+        [ledgerId.right],
       );
       return ok({ inserted, skipped, head: decodeRow(DbInt, head.rows[0]?.head, 'mirror head') });
     }),
   );
 }
 
-export async function ledgerMirrorHead(db: Db): Promise<number> {
-  const head = await db.query<{ head: unknown }>('SELECT coalesce(max(seq), 0)::text AS head FROM crust_ledger_mirror');
+export async function ledgerMirrorHead(db: Db, ref: LedgerRef = {}): Promise<number> {
+  const head = await db.query<{ head: unknown }>(
+    'SELECT coalesce(max(seq), 0)::text AS head FROM crust_ledger_mirror WHERE ledger_id = $1::text',
+    [ledgerIdOrThrow(ref)],
+  );
   return decodeRow(DbInt, head.rows[0]?.head, 'mirror head');
 }
 
@@ -135,8 +164,9 @@ export interface CrossCheckReport {
 export async function crossCheckLedgerMirror(
   db: Db,
   frames: Iterable<LedgerFrameSummary> | AsyncIterable<LedgerFrameSummary>,
-  options: { readonly maxMismatches?: number } = {},
+  options: { readonly maxMismatches?: number } & LedgerRef = {},
 ): Promise<CrossCheckReport> {
+  const ledgerId = ledgerIdOrThrow(options);
   const maxMismatches = Math.max(1, Math.min(options.maxMismatches ?? 100, 10_000));
   const mismatches: MirrorMismatch[] = [];
   let truncated = false;
@@ -144,7 +174,7 @@ export async function crossCheckLedgerMirror(
     if (mismatches.length < maxMismatches) mismatches.push(mismatch);
     else truncated = true;
   };
-  const mirrorHead = await ledgerMirrorHead(db);
+  const mirrorHead = await ledgerMirrorHead(db, { ledgerId });
   let framesChecked = 0;
   let ledgerHead = 0;
   let behind = 0;
@@ -155,8 +185,8 @@ export async function crossCheckLedgerMirror(
     const seqs = batch.map((frame) => frame.seq);
     const rows = await db.query(
       `SELECT seq::text AS seq, frame_hash, kind, task_id, payload FROM crust_ledger_mirror
-        WHERE seq >= $1::int8 AND seq <= $2::int8`,
-      [Math.min(...seqs), Math.max(...seqs)],
+        WHERE ledger_id = $1::text AND seq >= $2::int8 AND seq <= $3::int8`,
+      [ledgerId, Math.min(...seqs), Math.max(...seqs)],
     );
     const bySeq = new Map(
       rows.rows.map((row) => {
@@ -194,8 +224,9 @@ export async function crossCheckLedgerMirror(
 
   if (mirrorHead > ledgerHead) {
     const extra = await db.query(
-      'SELECT seq::text AS seq FROM crust_ledger_mirror WHERE seq > $1::int8 ORDER BY seq LIMIT $2::int4',
-      [ledgerHead, maxMismatches + 1],
+      `SELECT seq::text AS seq FROM crust_ledger_mirror WHERE ledger_id = $1::text AND seq > $2::int8
+        ORDER BY seq LIMIT $3::int4`,
+      [ledgerId, ledgerHead, maxMismatches + 1],
     );
     for (const row of extra.rows) {
       report({ _tag: 'ExtraInMirror', seq: decodeRow(t.type({ seq: DbInt }), row, 'mirror seq').seq });
@@ -225,11 +256,12 @@ export async function mirroredFramesOfTask(
   db: Db,
   taskId: string,
   limit = 1000,
+  ref: LedgerRef = {},
 ): Promise<readonly LedgerFrameSummary[]> {
   const rows = await db.query(
     `SELECT seq::text AS seq, frame_hash, kind, task_id, payload FROM crust_ledger_mirror
-      WHERE task_id = $1::text ORDER BY seq LIMIT $2::int4`,
-    [taskId, Math.max(1, Math.min(limit, 100_000))],
+      WHERE ledger_id = $1::text AND task_id = $2::text ORDER BY seq LIMIT $3::int4`,
+    [ledgerIdOrThrow(ref), taskId, Math.max(1, Math.min(limit, 100_000))],
   );
   return rows.rows.map((row) => {
     const r = decodeRow(MirrorRow, row, 'ledger mirror');

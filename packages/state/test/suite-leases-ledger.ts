@@ -144,5 +144,26 @@ export function leaseAndLedgerSuite(engine: EngineHarness): void {
       expect(outOfOrder.mismatches[0]).toEqual({ _tag: 'LedgerOutOfOrder', seq: 3, expectedSeq: 2 });
       expect(outOfOrder.truncated).toBe(true);
     });
+
+    it('keeps many ledgers apart: each has its own seqs, continuity and cross-check', async () => {
+      const other = { ledgerId: 'host-b:0123456789abcdef' };
+      const otherFrames = [1, 2, 3].map((seq) => frame(seq, { other: seq }));
+      expect(right(await mirrorLedgerFrames(db, otherFrames, other))).toEqual({ inserted: 3, skipped: 0, head: 3 });
+      expect(await ledgerMirrorHead(db, other)).toBe(3);
+      expect(await ledgerMirrorHead(db)).toBe(5);
+      // Continuity is per ledger: seq 4 is next here even though 'default' is at 5.
+      left(await mirrorLedgerFrames(db, [frame(6)], other), 'LedgerDiscontinuity');
+      expect((await crossCheckLedgerMirror(db, otherFrames, other)).consistent).toBe(true);
+      expect((await crossCheckLedgerMirror(db, frames)).consistent).toBe(true);
+      // The other ledger's frames checked against 'default' do not pass.
+      expect((await crossCheckLedgerMirror(db, otherFrames)).consistent).toBe(false);
+      left(await mirrorLedgerFrames(db, otherFrames, { ledgerId: 'no spaces' }), 'InvalidInput');
+      await refusedBySql(
+        db,
+        `INSERT INTO crust_ledger_mirror (ledger_id, seq, frame_hash, kind, payload) VALUES ('x y', 1, $1::text, 'k', '{}')`,
+        [sha256Hex('bad id')],
+        '23514',
+      );
+    });
   });
 }

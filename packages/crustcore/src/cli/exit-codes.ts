@@ -43,4 +43,10 @@ export const INSPECT_EXIT = {
   'replay-divergence': 20,
 } as const satisfies Record<IntegrityReason, number>;
 
-export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode] | (typeof INSPECT_EXIT)[IntegrityReason];
+/** `inspect --database-url`: the log is intact but its mirror in the state plane disagrees with it. */
+export const INSPECT_MIRROR_MISMATCH = 21;
+
+export type ExitCode =
+  | (typeof ExitCode)[keyof typeof ExitCode]
+  | (typeof INSPECT_EXIT)[IntegrityReason]
+  | typeof INSPECT_MIRROR_MISMATCH;

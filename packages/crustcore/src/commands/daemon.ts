@@ -21,6 +21,7 @@ import { crustcoreHome } from '../cli/paths.js';
 import { AdminSocketError, startAdminServer } from '../daemon/admin-server.js';
 import { ApprovalDesk } from '../daemon/approval-desk.js';
 import { daemonAdminHandler } from '../daemon/daemon-handler.js';
+import { syncLedgerMirror } from '../daemon/ledger-mirror-sync.js';
 import { adminSocketPath, daemonStateDir } from '../daemon/paths.js';
 import { runTaskJob } from '../daemon/run-job.js';
 import { openState, StateOpenError } from '../daemon/state-access.js';
@@ -122,7 +123,22 @@ export const daemonCommand: Command = {
       recoverEveryMs: Math.max(100, Math.floor(leaseMs / 2)),
       stopGraceMs: 30_000,
       desk,
-      runJob: (job) => runTaskJob(job, { home, env: io.env, owner }),
+      runJob: (job) =>
+        runTaskJob(job, {
+          home,
+          env: io.env,
+          owner,
+          // The ledger stays the audit truth; its mirror lets any daemon or host query it, and
+          // `crustcore inspect --database-url` checks the two agree. A failed mirror never fails the task.
+          afterRun: async (logPath) => {
+            try {
+              const synced = await syncLedgerMirror(state, db, logPath);
+              log('ledger.mirrored', { jobId: job.lease.jobId, ...synced });
+            } catch (error) {
+              log('ledger.mirror-error', { jobId: job.lease.jobId, message: (error as Error).message.slice(0, 2_000) });
+            }
+          },
+        }),
       log,
     });
     let admin: Awaited<ReturnType<typeof startAdminServer>>;

@@ -20,9 +20,11 @@ import {
   stateDirLayout,
 } from '@crustcore/ledger';
 import { type Command, UsageError } from '../cli/command.js';
-import { ExitCode, INSPECT_EXIT } from '../cli/exit-codes.js';
+import { ExitCode, INSPECT_EXIT, INSPECT_MIRROR_MISMATCH } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
-import { currentProjectDir } from '../cli/paths.js';
+import { crustcoreHome, currentProjectDir } from '../cli/paths.js';
+import { daemonStateDir } from '../daemon/paths.js';
+import type { MirrorCheck } from './inspect-mirror.js';
 
 /** Default state directory when neither --dir nor --log is given. */
 export const DEFAULT_STATE_DIR = '.crustcore-state';
@@ -114,10 +116,33 @@ function printHuman(io: Io, logPath: string, report: InspectReport): void {
   if (report.failure === undefined) writeLine(io.stdout, s.green('intact'));
 }
 
+/**
+ * With --database-url (or --state-dir, a daemon's embedded database), the
+ * state plane's mirror of this ledger is checked against it too.
+ */
+async function mirrorCheck(
+  values: { readonly 'database-url'?: string | undefined; readonly 'state-dir'?: string | undefined },
+  logPath: string,
+  io: Io,
+): Promise<MirrorCheck | null> {
+  const databaseUrl = values['database-url'];
+  if (databaseUrl === undefined && values['state-dir'] === undefined) return null;
+  if (databaseUrl !== undefined && values['state-dir'] !== undefined)
+    throw new UsageError('give --database-url or --state-dir, not both');
+  // The nano build defines this as `true`, so the state plane's code is dropped with the branch.
+  if ((globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO !== true) {
+    const { checkLedgerMirror } = await import('./inspect-mirror.js');
+    const stateDir = daemonStateDir(crustcoreHome(io.env), values['state-dir'], io.cwd);
+    return checkLedgerMirror({ logPath, databaseUrl, stateDir });
+  }
+  throw new UsageError('--database-url and --state-dir need the full crustcore; crustcore-nano has no state plane');
+}
+
 export const inspectCommand: Command = {
   name: 'inspect',
   summary: "check a ledger (chain, head, receipts, artifacts, replay) and tell each task's story",
-  usage: 'crustcore inspect [--dir DIR | --log FILE] [--task ID] [--replay] [--json] [--key FILE]',
+  usage:
+    'crustcore inspect [--dir DIR | --log FILE] [--task ID] [--replay] [--json] [--key FILE] [--database-url URL | --state-dir DIR]',
   run: async (args, io) => {
     const { values } = parseArgs({
       args: [...args],
@@ -128,6 +153,8 @@ export const inspectCommand: Command = {
         replay: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         key: { type: 'string' },
+        'database-url': { type: 'string' },
+        'state-dir': { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
@@ -149,15 +176,28 @@ export const inspectCommand: Command = {
       replay: values.replay === true,
       ...(values.task === undefined ? {} : { taskId: values.task }),
     });
+    const mirror = await mirrorCheck(values, paths.logPath, io);
     if (values.json === true) {
       writeLine(
         io.stdout,
-        JSON.stringify({ log: paths.logPath, keyPath: key.path, ...report, failure: report.failure ?? null }),
+        JSON.stringify({
+          log: paths.logPath,
+          keyPath: key.path,
+          ...report,
+          failure: report.failure ?? null,
+          ...(mirror === null ? {} : { mirror: { ledgerId: mirror.ledgerId, ...mirror.report } }),
+        }),
       );
     } else {
       printHuman(io, paths.logPath, report);
+      if (mirror !== null) {
+        const { describeMirror } = await import('./inspect-mirror.js');
+        const line = describeMirror(mirror);
+        writeLine(io.stdout, `${io.out.bold('mirror:')} ${mirror.report.consistent ? line : io.out.red(line)}`);
+      }
     }
-    if (report.failure === undefined) return ExitCode.ok;
+    if (report.failure === undefined)
+      return mirror?.report.consistent === false ? INSPECT_MIRROR_MISMATCH : ExitCode.ok;
     const f = report.failure;
     writeLine(io.stderr, `${io.err.red('integrity check failed')} at seq ${f.seq}: ${f.reason} — ${f.detail}`);
     return INSPECT_EXIT[f.reason];

@@ -103,6 +103,8 @@ export function describeJob(job: JobRecord, pendingApproval: boolean): Json {
     approve: payload._tag === 'Right' ? payload.right.approve : null,
     outcome: result === null ? null : (result.outcome ?? null),
     runtimeTaskId: result === null ? null : (result.taskId ?? null),
+    /** The project's ledger directory on the host that ran it (for `crustcore inspect --dir`). */
+    stateDir: result === null ? null : (result.stateDir ?? null),
     lastError: job.lastError,
     pendingApproval,
     createdAt: job.createdAt.toISOString(),

@@ -24,6 +24,8 @@ export interface TaskJobContext {
   readonly home: string;
   readonly env: NodeJS.ProcessEnv;
   readonly owner: string;
+  /** Called with the project's ledger after the task ran (mirrors it into the state plane). */
+  readonly afterRun?: (logPath: string) => Promise<void>;
 }
 
 const RETRYABLE: ReadonlySet<TaskOutcomeKind> = new Set(['internal']);
@@ -101,6 +103,7 @@ export async function runTaskJob(job: RunningJob, context: TaskJobContext): Prom
       maxRevisits: payload.maxRevisits,
       signal,
     });
+    await context.afterRun?.(run.logPath);
     const outcome = run.outcome;
     const result: TaskJobResult = {
       taskId,

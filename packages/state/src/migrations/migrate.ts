@@ -12,9 +12,17 @@ import { migration002 } from './002-revisit-budget.js';
 import { migration003 } from './003-jobs.js';
 import { migration004 } from './004-staging.js';
 import { migration005 } from './005-ledger-mirror.js';
+import { migration006 } from './006-ledger-mirror-per-ledger.js';
 import type { Migration } from './migration.js';
 
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005];
+export const MIGRATIONS: readonly Migration[] = [
+  migration001,
+  migration002,
+  migration003,
+  migration004,
+  migration005,
+  migration006,
+];
 
 export const LATEST_SCHEMA_VERSION: number = MIGRATIONS.length;
 
