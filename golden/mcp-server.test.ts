@@ -220,6 +220,21 @@ describe('crustcore mcp (stdio, official SDK client)', () => {
     expect((await client.listTools()).tools).toHaveLength(8);
   }, 120_000);
 
+  it('test output that carries a credential comes back redacted', async () => {
+    const token = `ghp_${'Q7w8E9r0T1'.repeat(4).slice(0, 36)}`;
+    const leaky = `--- a/test/math.test.js\n+++ b/test/math.test.js\n@@ -1,3 +1,4 @@\n import assert from 'node:assert/strict';\n+console.log('GITHUB_TOKEN=${token}');\n import { test } from 'node:test';\n import { add } from '../src/math.js';\n`;
+    const created = await call('create_task', { goal: 'leaky test output', verify_command: 'node --test' });
+    const taskId = String(created.json?.task_id);
+    const staged = await call('stage_diff', { task_id: taskId, diff: leaky });
+    expect(staged.isError, staged.text).toBe(false);
+    const verified = await call('verify', { task_id: taskId });
+    expect(verified.json, verified.text).toMatchObject({ passed: false });
+    expect(verified.text).toContain('GITHUB_TOKEN=[REDACTED:');
+    // Not in the result, nor in any other tool's answer about the task.
+    for (const outcome of [verified, staged, await call('diff', { task_id: taskId })])
+      expect(outcome.text).not.toContain(token);
+  }, 120_000);
+
   it('oversized inputs are refused with a clear error; the server keeps serving', async () => {
     const created = await call('create_task', { goal: 'big' });
     const taskId = String(created.json?.task_id);

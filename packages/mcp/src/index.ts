@@ -6,7 +6,7 @@
  */
 export { type ApprovalGrant, ApprovalTokenBook, type TokenRefusal } from './approval-tokens.js';
 export { MCP_LIMITS } from './limits.js';
-export { createMcpServer, SERVER_NAME } from './server.js';
+export { createMcpServer, type RedactText, SERVER_NAME } from './server.js';
 export {
   McpService,
   type McpServiceOptions,

@@ -22,14 +22,26 @@ export const SERVER_NAME = 'crustcore';
 
 const asText = (value: Json): string => JSON.stringify(value, null, 2);
 
-function toCallResult(result: ToolResult): CallToolResult {
-  if (result._tag === 'Right') return { content: [{ type: 'text', text: asText(result.right) }] };
-  return { isError: true, content: [{ type: 'text', text: `${result.left.code}: ${result.left.message}` }] };
+/** Turns text into what a model may see (secrets replaced by markers); the caller is model-facing. */
+export type RedactText = (text: string) => string;
+
+function toCallResult(result: ToolResult, redact: RedactText): CallToolResult {
+  if (result._tag === 'Right') return { content: [{ type: 'text', text: redact(asText(result.right)) }] };
+  return { isError: true, content: [{ type: 'text', text: redact(`${result.left.code}: ${result.left.message}`) }] };
 }
 
 const READ_ONLY = new Set<ToolName>(['status', 'diff', 'export']);
 
-export function createMcpServer(service: McpService, options: { readonly version: string }): McpServer {
+/**
+ * Every result and error text leaves through `redact`: test output, diagnoses
+ * and patches can carry secrets from the repository, and whoever called the
+ * tool is usually a model.
+ */
+export function createMcpServer(
+  service: McpService,
+  options: { readonly version: string; readonly redact: RedactText },
+): McpServer {
+  const { redact } = options;
   const server = new McpServer(
     { name: SERVER_NAME, version: options.version },
     {
@@ -67,16 +79,16 @@ export function createMcpServer(service: McpService, options: { readonly version
       async (args: unknown): Promise<CallToolResult> => {
         const decoded = ToolInputCodecs[name].decode(args ?? {});
         if (decoded._tag === 'Left') {
-          return toCallResult({
-            _tag: 'Left',
-            left: { code: 'invalid-input', message: describeToolInputErrors(decoded.left) },
-          });
+          return toCallResult(
+            { _tag: 'Left', left: { code: 'invalid-input', message: describeToolInputErrors(decoded.left) } },
+            redact,
+          );
         }
         try {
-          return toCallResult(await call[name](decoded.right as never));
+          return toCallResult(await call[name](decoded.right as never), redact);
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
-          return toCallResult({ _tag: 'Left', left: { code: 'internal', message: message.slice(0, 2_000) } });
+          return toCallResult({ _tag: 'Left', left: { code: 'internal', message: message.slice(0, 2_000) } }, redact);
         }
       },
     );

@@ -26,6 +26,7 @@ import { adminSocketPath, daemonStateDir } from '../daemon/paths.js';
 import { runTaskJob } from '../daemon/run-job.js';
 import { openState, StateOpenError } from '../daemon/state-access.js';
 import { defaultOwnerName, Supervisor, type SupervisorLog } from '../daemon/supervisor.js';
+import { loadRuntimeRedactor } from '../runtime/runtime-redactor.js';
 
 const USAGE =
   'crustcore daemon [--database-url URL] [--state-dir DIR] [--workers N] [--owner NAME] [--lease-ms N] [--poll-ms N] [--approval-timeout SECONDS] [--json]';
@@ -38,12 +39,12 @@ function intOption(name: string, value: string | undefined, fallback: number, mi
   return parsed;
 }
 
-function daemonLog(io: Io, json: boolean): SupervisorLog {
+function daemonLog(io: Io, json: boolean, redact: (text: string) => string): SupervisorLog {
+  const write = (line: string): void => writeLine(io.stdout, redact(line));
   return (kind, detail) => {
     const at = new Date().toISOString();
     if (json) {
-      writeLine(
-        io.stdout,
+      write(
         JSON.stringify({ at, event: kind, ...detail }, (_key, value: unknown) =>
           typeof value === 'bigint' ? value.toString() : value,
         ),
@@ -54,7 +55,7 @@ function daemonLog(io: Io, json: boolean): SupervisorLog {
       .filter(([, value]) => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
       .map(([key, value]) => `${key}=${String(value)}`)
       .join(' ');
-    writeLine(io.stdout, `${io.out.dim(at)} ${io.out.cyan(kind)} ${brief}`);
+    write(`${io.out.dim(at)} ${io.out.cyan(kind)} ${brief}`);
   };
 }
 
@@ -99,7 +100,10 @@ export const daemonCommand: Command = {
     const home = crustcoreHome(io.env);
     const stateDir = daemonStateDir(home, values['state-dir'], io.cwd);
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    const log = daemonLog(io, values.json === true);
+    // Every log line and every error written to the database passes the redactor first: errors
+    // carry worker and test output, and the daemon holds provider keys in its environment.
+    const { redact } = await loadRuntimeRedactor(home, io.env);
+    const log = daemonLog(io, values.json === true, redact);
 
     let opened: Awaited<ReturnType<typeof openState>>;
     try {
@@ -140,6 +144,7 @@ export const daemonCommand: Command = {
           },
         }),
       log,
+      redact,
     });
     let admin: Awaited<ReturnType<typeof startAdminServer>>;
     try {

@@ -29,6 +29,7 @@ import { type AdminReply, adminError, adminOk } from '../daemon/admin-protocol.j
 import { AdminSocketError, startAdminServer } from '../daemon/admin-server.js';
 import { mcpSocketDir, mcpStateDir } from '../daemon/paths.js';
 import { loadStatePlane, openState, StateOpenError } from '../daemon/state-access.js';
+import { loadRuntimeRedactor } from '../runtime/runtime-redactor.js';
 
 declare const CRUSTCORE_VERSION: string;
 const VERSION: string = typeof CRUSTCORE_VERSION === 'string' ? CRUSTCORE_VERSION : '0.0.0-dev';
@@ -172,7 +173,10 @@ export const mcpCommand: Command = {
           `crustcore mcp: apply recovery failed: ${error instanceof Error ? error.message : String(error)}`,
         ),
     );
-    const server = pack.createMcpServer(service, { version: VERSION });
+    // What the tools return reaches a model: the same redactor as the ledger (detectors, and the
+    // vault's secrets when it opens without a prompt).
+    const { redact } = await loadRuntimeRedactor(home, io.env);
+    const server = pack.createMcpServer(service, { version: VERSION, redact });
     try {
       await pack.serveStdio(server);
     } finally {

@@ -63,6 +63,8 @@ export interface SupervisorOptions {
   readonly desk: ApprovalDesk;
   readonly runJob: JobRunner;
   readonly log: SupervisorLog;
+  /** Applied to error text before it is written to the shared database (worker output can hold secrets). */
+  readonly redact?: (text: string) => string;
 }
 
 interface Active {
@@ -378,7 +380,7 @@ export class Supervisor {
       return;
     }
     const retryable = reason === 'shutdown' || outcome.retryable;
-    const error = reason === 'shutdown' ? 'the daemon stopped; requeued' : outcome.error;
+    const error = reason === 'shutdown' ? 'the daemon stopped; requeued' : (this.#o.redact ?? String)(outcome.error);
     this.#o.log('job.finished', {
       ...base,
       status: retryable ? 'Retrying' : 'Failed',
