@@ -5,7 +5,7 @@
  * sandboxed verify, approval and apply. The API key is in the CLI's
  * environment only; afterwards it must be in no file CrustCore wrote.
  */
-import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WorkerCliName } from '../packages/workers/src/index.js';
@@ -50,6 +50,24 @@ describe.each(CLIS)('golden: crustcore run --backend %s (the real CLI)', (name) 
     ]);
     const box = makeRepo(NODE_REPO);
     roots.push(box.root);
+    // A registry that prices the scripted model, so the worker's cost is charged to the task budget.
+    const registry = join(box.root, 'models.json');
+    writeFileSync(
+      registry,
+      JSON.stringify({
+        version: 1,
+        providers: [
+          {
+            id: 'scripted',
+            kind: 'openai-responses',
+            baseUrl: model.origin,
+            models: [
+              { id: 'scripted', prices: { inputPerMillion: 1000, outputPerMillion: 1000 }, roles: ['implement'] },
+            ],
+          },
+        ],
+      }),
+    );
     const env = {
       ...baseEnv(box.home),
       [KEY_VARIABLE[name]]: TEST_API_KEY,
@@ -64,6 +82,8 @@ describe.each(CLIS)('golden: crustcore run --backend %s (the real CLI)', (name) 
         'make add() add',
         '--backend',
         name,
+        '--models-config',
+        registry,
         '--approve',
         'auto',
         '--json',
@@ -88,6 +108,14 @@ describe.each(CLIS)('golden: crustcore run --backend %s (the real CLI)', (name) 
         .split('\n')
         .map((line) => (JSON.parse(line) as { kind: string }).kind);
       expect(kinds.filter((kind) => kind === 'note.model.request')).toHaveLength(model.requests.length);
+      // Each metered response was priced by the model it named and charged to the kernel's cost budget.
+      const turns = exported.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { kind: string; payload?: { costMicros?: number } })
+        .filter((frame) => frame.kind === 'ModelOutputReceived');
+      expect(turns.length).toBeGreaterThanOrEqual(1);
+      for (const turn of turns) expect(turn.payload?.costMicros).toBeGreaterThan(0);
 
       // The key is in no output and in no file under CRUSTCORE_HOME or the repository.
       expect(run.stdout + run.stderr + exported.stdout).not.toContain(TEST_API_KEY);

@@ -10,7 +10,7 @@ import type { CodingBackend } from '@crustcore/verify';
 import { locateWorkerCli, type WorkerCliName } from './cli/locate-cli.js';
 import type { ModelBudget } from './proxy/budget.js';
 import type { ModelRequestRecord } from './proxy/model-proxy.js';
-import type { ModelPricing } from './proxy/usage.js';
+import type { ModelPricing, PriceForModel } from './proxy/usage.js';
 import { CLAUDE_SPEC, CODEX_SPEC, WORKER_CLI_SPECS } from './run/cli-specs.js';
 import { type WorkerBackendOptions, WorkerCliBackend, type WorkerRunReport } from './run/worker-backend.js';
 
@@ -45,7 +45,7 @@ export interface WorkersContext {
   /** Model; default `env.CRUSTCORE_<CODEX|CLAUDE>_MODEL`, else the CLI's default. */
   readonly model?: string;
   readonly budget?: ModelBudget;
-  readonly pricing?: ModelPricing;
+  readonly pricing?: ModelPricing | PriceForModel;
   readonly maxModelRequests?: number;
   readonly redactor?: Redactor;
   readonly onModelRequest?: (record: ModelRequestRecord) => void;

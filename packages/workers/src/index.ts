@@ -41,6 +41,8 @@ export {
   type ModelPricing,
   type ModelUsage,
   type ModelWire,
+  type PriceForModel,
+  priceTable,
   priceUsage,
   UsageMeter,
   ZERO_USAGE,

@@ -96,7 +96,9 @@ function openAiTurn(step: ScriptStep, index: number): { type: string }[] {
     { type: 'response.created', response: { id, status: 'in_progress' } } as { type: string },
     { type: 'response.output_item.added', output_index: 0, item } as { type: string },
     { type: 'response.output_item.done', output_index: 0, item } as { type: string },
-    { type: 'response.completed', response: { id, status: 'completed', usage } } as { type: string },
+    { type: 'response.completed', response: { id, model: 'scripted', status: 'completed', usage } } as {
+      type: string;
+    },
   ];
 }
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addUsage, boundedModelBudget, priceUsage, UsageMeter, ZERO_USAGE } from '../src/index.js';
+import { addUsage, boundedModelBudget, priceTable, priceUsage, UsageMeter, ZERO_USAGE } from '../src/index.js';
 
 const encoder = new TextEncoder();
 const sseEvent = (data: unknown): string =>
@@ -105,6 +105,38 @@ describe('UsageMeter', () => {
     const huge = `data: ${'x'.repeat(1024 * 1024 + 10)}`;
     const { usage } = meter('openai-responses', 'text/event-stream', [huge, 'still the same event\n\n', OPENAI_STREAM]);
     expect(usage.outputTokens).toBe(80);
+  });
+});
+
+describe('pricing by the model the provider names', () => {
+  const prices = priceTable([
+    ['gpt-5-codex', { inputUsdPerMillion: 1, outputUsdPerMillion: 10, cachedInputUsdPerMillion: 0.1 }],
+    ['claude-sonnet-4-5', { inputUsdPerMillion: 3, outputUsdPerMillion: 15, cachedInputUsdPerMillion: 0.3 }],
+    ['claude-sonnet-4', { inputUsdPerMillion: 99, outputUsdPerMillion: 99 }],
+  ]);
+  const withModel = (stream: string, id: string, model: string): string =>
+    stream.replace(`"id":"${id}",`, `"id":"${id}","model":${JSON.stringify(model)},`);
+
+  it('prices an OpenAI stream by response.model, an Anthropic stream by message_start.message.model', () => {
+    const openai = new UsageMeter('openai-responses', 'text/event-stream');
+    openai.push(encoder.encode(withModel(OPENAI_STREAM, 'r1', 'gpt-5-codex')));
+    expect(openai.model).toBe('gpt-5-codex');
+    // 200 uncached × $1 + 1000 cached × $0.1 + 80 output × $10, per million tokens.
+    expect(openai.finish(prices).costUsd).toBeCloseTo((200 * 1 + 1000 * 0.1 + 80 * 10) / 1e6, 12);
+
+    const anthropic = new UsageMeter('anthropic-messages', 'text/event-stream');
+    anthropic.push(encoder.encode(withModel(ANTHROPIC_STREAM, 'm1', 'claude-sonnet-4-5-20250929')));
+    // A dated snapshot takes the longest id it extends (not claude-sonnet-4).
+    expect(anthropic.model).toBe('claude-sonnet-4-5-20250929');
+    expect(anthropic.finish(prices).costUsd).toBeCloseTo((60 * 3 + 900 * 0.3 + 42 * 15) / 1e6, 12);
+  });
+
+  it('an unknown or unnamed model costs 0 (tokens are still counted)', () => {
+    expect(prices('gpt-4o')).toBeUndefined();
+    expect(prices(null)).toBeUndefined();
+    expect(prices('claude-sonnetx')).toBeUndefined();
+    const { usage } = meter('openai-responses', 'text/event-stream', [OPENAI_STREAM]);
+    expect(usage.inputTokens).toBe(1200);
   });
 });
 

@@ -35,9 +35,11 @@ interface BackendFactoryModule {
  * proxy. Their token use is charged to the kernel's budgets through the tool
  * gate's model-turn report; once a budget is spent, the proxy refuses more.
  */
-function workersContext(context: PackBackendContext): Record<string, unknown> {
+async function workersContext(context: PackBackendContext): Promise<Record<string, unknown>> {
   let stopped = false;
+  const pricing = await workerPricing(context);
   return {
+    ...(pricing === undefined ? {} : { pricing }),
     workerCap: context.workerCap,
     env: context.env,
     goal: context.goal,
@@ -60,6 +62,43 @@ function workersContext(context: PackBackendContext): Record<string, unknown> {
   };
 }
 
+/**
+ * Prices for whatever model the worker's CLI ends up using, from the model
+ * registry (`--models-config`, else the shipped example): the proxy reads
+ * the model each response names and charges its price to the cost budget.
+ * Without a registry entry the cost stays 0 and only tokens are budgeted.
+ */
+async function workerPricing(context: PackBackendContext): Promise<unknown> {
+  try {
+    const net = await import('@crustcore/net');
+    const workers = await import('@crustcore/workers');
+    const file = context.options.modelsConfig;
+    const registry = file === undefined ? net.defaultRegistry() : await net.readRegistryFile(file);
+    if (registry._tag === 'Left') return undefined;
+    const entries = registry.right.providers.flatMap((provider) =>
+      provider.models.flatMap((model) =>
+        model.prices === undefined
+          ? []
+          : [
+              [
+                model.id,
+                {
+                  inputUsdPerMillion: model.prices.inputPerMillion,
+                  outputUsdPerMillion: model.prices.outputPerMillion,
+                  ...(model.prices.cacheReadPerMillion === undefined
+                    ? {}
+                    : { cachedInputUsdPerMillion: model.prices.cacheReadPerMillion }),
+                },
+              ] as const,
+            ],
+      ),
+    );
+    return workers.priceTable(entries);
+  } catch {
+    return undefined;
+  }
+}
+
 export async function loadPackBackend(name: string, context: PackBackendContext): Promise<CodingBackend> {
   requireFullBuild(`the ${name} backend`);
   const pack = name === 'native' ? '@crustcore/agent' : '@crustcore/workers';
@@ -71,7 +110,7 @@ export async function loadPackBackend(name: string, context: PackBackendContext)
   }
   if (typeof module.createBackend !== 'function')
     throw new UsageError(`${pack} does not provide the ${name} backend yet`);
-  const packContext: unknown = name === 'native' ? context : workersContext(context);
+  const packContext: unknown = name === 'native' ? context : await workersContext(context);
   try {
     return await module.createBackend(name, packContext as never);
   } catch (error) {

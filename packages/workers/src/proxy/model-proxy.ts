@@ -29,7 +29,15 @@ import {
 import { err, ok, type Result } from '@crustcore/kernel';
 import { type CredentialProxy, type Redactor, type SecretMaterial, startCredentialProxy } from '@crustcore/secrets';
 import type { ModelBudget } from './budget.js';
-import { addUsage, type ModelPricing, type ModelUsage, type ModelWire, UsageMeter, ZERO_USAGE } from './usage.js';
+import {
+  addUsage,
+  type ModelPricing,
+  type ModelUsage,
+  type ModelWire,
+  type PriceForModel,
+  UsageMeter,
+  ZERO_USAGE,
+} from './usage.js';
 
 /** One request the worker made, as the meter saw it. Never headers or bodies. */
 export interface ModelRequestRecord {
@@ -61,7 +69,7 @@ export interface ModelProxyOptions {
   /** Redacts the key (and anything it knows) out of response bodies; must know the key. */
   readonly responseRedactor: Redactor;
   readonly budget?: ModelBudget;
-  readonly pricing?: ModelPricing;
+  readonly pricing?: ModelPricing | PriceForModel;
   /** Hard cap on requests per run, on top of the budget. */
   readonly maxRequests: number;
   readonly onRequest?: (record: ModelRequestRecord) => void;

@@ -30,6 +30,29 @@ export interface ModelPricing {
   readonly cachedInputUsdPerMillion?: number;
 }
 
+/**
+ * Prices for the model a response names (the worker CLI picks its own model;
+ * the provider says which one answered). Undefined: price unknown, cost 0.
+ */
+export type PriceForModel = (model: string | null) => ModelPricing | undefined;
+
+/**
+ * A `PriceForModel` over a price table (model id → prices). A response's model
+ * matches its id exactly, or the longest id it extends with `-…` (providers
+ * answer with dated snapshots: `claude-sonnet-4-5-20250929`).
+ */
+export function priceTable(entries: Iterable<readonly [string, ModelPricing]>): PriceForModel {
+  const table = new Map(entries);
+  const ids = [...table.keys()].sort((a, b) => b.length - a.length);
+  return (model) => {
+    if (model === null) return undefined;
+    const exact = table.get(model);
+    if (exact !== undefined) return exact;
+    const base = ids.find((id) => model.startsWith(`${id}-`));
+    return base === undefined ? undefined : table.get(base);
+  };
+}
+
 export const ZERO_USAGE: ModelUsage = Object.freeze({
   requests: 0,
   inputTokens: 0,
@@ -75,8 +98,11 @@ const OpenAiUsage = t.intersection([
 ]);
 /** `response.completed` / `.incomplete` / `.failed` events, and a non-streamed response body. */
 const OpenAiEvent = t.union([
-  t.type({ type: t.string, response: t.type({ usage: OpenAiUsage }) }),
-  t.type({ object: t.literal('response'), usage: OpenAiUsage }),
+  t.type({
+    type: t.string,
+    response: t.intersection([t.type({ usage: OpenAiUsage }), t.partial({ model: t.string })]),
+  }),
+  t.intersection([t.type({ object: t.literal('response'), usage: OpenAiUsage }), t.partial({ model: t.string })]),
 ]);
 
 const AnthropicUsage = t.partial({
@@ -85,10 +111,16 @@ const AnthropicUsage = t.partial({
   cache_creation_input_tokens: t.union([Count, t.null]),
   cache_read_input_tokens: t.union([Count, t.null]),
 });
-const AnthropicStart = t.type({ type: t.literal('message_start'), message: t.type({ usage: AnthropicUsage }) });
+const AnthropicStart = t.type({
+  type: t.literal('message_start'),
+  message: t.intersection([t.type({ usage: AnthropicUsage }), t.partial({ model: t.string })]),
+});
 const AnthropicDelta = t.type({ type: t.literal('message_delta'), usage: AnthropicUsage });
 /** A non-streamed Messages response. */
-const AnthropicMessage = t.type({ type: t.literal('message'), usage: AnthropicUsage });
+const AnthropicMessage = t.intersection([
+  t.type({ type: t.literal('message'), usage: AnthropicUsage }),
+  t.partial({ model: t.string }),
+]);
 
 // ─── the meter ─────────────────────────────────────────────────────────────
 
@@ -114,6 +146,8 @@ export class UsageMeter {
   #bodyTooLarge = false;
   readonly #counts: Counts = { input: 0, cached: 0, output: 0 };
   #seen = false;
+  /** The model the provider says answered, when it said. */
+  #model: string | null = null;
 
   /** `contentType`: the response's content-type header (SSE or JSON). */
   constructor(wire: ModelWire, contentType: string) {
@@ -145,7 +179,7 @@ export class UsageMeter {
   }
 
   /** Usage of the whole response (zero tokens when it reported none). */
-  finish(pricing: ModelPricing | undefined): ModelUsage {
+  finish(pricing: ModelPricing | PriceForModel | undefined): ModelUsage {
     const tail = this.#decoder.decode();
     if (this.#sse) {
       this.#pending += tail;
@@ -158,7 +192,13 @@ export class UsageMeter {
       cachedInputTokens: this.#counts.cached,
       outputTokens: this.#counts.output,
     };
-    return { requests: 1, ...tokens, costUsd: priceUsage(tokens, pricing) };
+    const prices = typeof pricing === 'function' ? pricing(this.#model) : pricing;
+    return { requests: 1, ...tokens, costUsd: priceUsage(tokens, prices) };
+  }
+
+  /** The model named by the response (null when it named none). */
+  get model(): string | null {
+    return this.#model;
   }
 
   /** Whether any usage field was seen. */
@@ -190,7 +230,9 @@ export class UsageMeter {
   #openAi(value: unknown): void {
     const decoded = OpenAiEvent.decode(value);
     if (decoded._tag === 'Left') return;
-    const usage = 'response' in decoded.right ? decoded.right.response.usage : decoded.right.usage;
+    const body = 'response' in decoded.right ? decoded.right.response : decoded.right;
+    const usage = body.usage;
+    if (body.model !== undefined) this.#model = body.model.slice(0, 200);
     // A stream reports usage once, in its final event; the last report wins.
     this.#seen = true;
     this.#counts.input = usage.input_tokens;
@@ -202,9 +244,14 @@ export class UsageMeter {
     const start = AnthropicStart.decode(value);
     const delta = AnthropicDelta.decode(value);
     const message = AnthropicMessage.decode(value);
-    if (start._tag === 'Right') this.#anthropicUsage(start.right.message.usage);
-    else if (delta._tag === 'Right') this.#anthropicUsage(delta.right.usage);
-    else if (message._tag === 'Right') this.#anthropicUsage(message.right.usage);
+    if (start._tag === 'Right') {
+      if (start.right.message.model !== undefined) this.#model = start.right.message.model.slice(0, 200);
+      this.#anthropicUsage(start.right.message.usage);
+    } else if (delta._tag === 'Right') this.#anthropicUsage(delta.right.usage);
+    else if (message._tag === 'Right') {
+      if (message.right.model !== undefined) this.#model = message.right.model.slice(0, 200);
+      this.#anthropicUsage(message.right.usage);
+    }
   }
 
   /** Anthropic's counts are cumulative per message: message_delta repeats and raises message_start's. */

@@ -41,7 +41,7 @@ import { BRIDGE_SCRIPT_PATH } from '../bridge-script.js';
 import { locateWorkerCli, type WorkerCli } from '../cli/locate-cli.js';
 import { bothBudgets, boundedModelBudget, type ModelBudget } from '../proxy/budget.js';
 import { type ModelRequestRecord, startModelProxy } from '../proxy/model-proxy.js';
-import type { ModelPricing, ModelUsage } from '../proxy/usage.js';
+import type { ModelPricing, ModelUsage, PriceForModel } from '../proxy/usage.js';
 import { MODEL_NAME, type WorkerCliSpec, type WorkerSetup } from './cli-specs.js';
 import { workerPrompt } from './worker-prompt.js';
 
@@ -92,7 +92,7 @@ export interface WorkerBackendOptions {
   /** The task budget: asked before each request, charged after each response. */
   readonly budget?: ModelBudget;
   /** Prices, to turn tokens into cost for the budget. */
-  readonly pricing?: ModelPricing;
+  readonly pricing?: ModelPricing | PriceForModel;
   /** Hard cap on model requests per run (default 500). */
   readonly maxModelRequests?: number;
   /** Redacts transcript, summary and commands (after the key itself, which is always redacted). */
