@@ -77,6 +77,28 @@ describe('golden agent: fix a failing test over a real wire protocol', () => {
       await server.close();
     }
   });
+
+  it('with no vault, a key exported in the environment reaches only its provider, in the header', async () => {
+    const key = `sk-envonly-${'k'.repeat(8)}-${Date.now().toString(36)}`;
+    const server = await startModelServer(
+      (_request, index) =>
+        [{ text: 'Fixing both.', calls: FIX_BOTH }, { text: 'Both functions fixed.' }][index] ?? { text: 'done' },
+    );
+    try {
+      const box = makeBox(CALC_REPO);
+      const registry = join(box.root, 'models.json');
+      writeFileSync(registry, registryFor(server, 'ENV_ONLY_MODEL_KEY'));
+      const { result } = await runNative(box, { modelsConfig: registry, env: { ENV_ONLY_MODEL_KEY: key } });
+      expect(result.outcome.kind, result.outcome.reason).toBe('completed');
+      expect(server.requests.length).toBeGreaterThanOrEqual(2);
+      for (const request of server.requests) {
+        expect(request.headers.authorization).toBe(`Bearer ${key}`);
+        expect(request.body).not.toContain(key);
+      }
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe('golden agent: cheats and mistakes', () => {

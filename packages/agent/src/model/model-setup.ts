@@ -28,7 +28,7 @@ import {
   readTrajectoryFile,
   type Trajectory,
 } from '@crustcore/net';
-import { FileVault, Redactor, SecretHandle, type SecretMaterial } from '@crustcore/secrets';
+import { FileVault, Redactor, SecretHandle, SecretMaterial } from '@crustcore/secrets';
 
 export interface ModelOptions {
   readonly home: string;
@@ -79,30 +79,41 @@ async function openVault(
   return { vault: opened.right, warning: null };
 }
 
-/** Registry keys fetched once, registered with the redactor, handed to their providers. */
+/**
+ * Registry keys fetched once, registered with the redactor, handed to their
+ * providers. `secret://NAME` is looked up in the vault first, then in this
+ * process's environment variable NAME (how Codex and Claude Code users keep
+ * their keys); either way the key goes only into its provider's header.
+ */
 async function loadKeys(
   registry: ModelRegistry,
   vault: FileVault | null,
+  env: ModelOptions['env'],
   redactor: Redactor,
   warnings: string[],
 ): Promise<Map<string, SecretMaterial>> {
   const keys = new Map<string, SecretMaterial>();
-  if (vault === null) return keys;
   for (const provider of registry.providers) {
     const name = provider.keyName;
     if (name === undefined || keys.has(name)) continue;
     const handle = SecretHandle.create(name);
     if (handle._tag === 'Left') continue;
-    const got = await vault.get(handle.right);
-    if (got._tag === 'Left') {
-      if (provider.models.some((model) => model.roles.length > 0))
-        warnings.push(`secret://${name} is not in the vault (${got.left._tag})`);
+    const got = vault === null ? null : await vault.get(handle.right);
+    let material: SecretMaterial | null = got !== null && got._tag === 'Right' ? got.right : null;
+    if (material === null) {
+      const fromEnv = env[name];
+      const parsed = fromEnv === undefined || fromEnv === '' ? null : SecretMaterial.fromText(fromEnv);
+      if (parsed !== null && parsed._tag === 'Right') material = parsed.right;
+    }
+    if (material === null) {
+      if (vault !== null && provider.models.some((model) => model.roles.length > 0))
+        warnings.push(`secret://${name} is neither in the vault nor in the environment`);
       continue;
     }
-    keys.set(name, got.right);
-    redactor.register(handle.right, got.right);
+    keys.set(name, material);
+    redactor.register(handle.right, material);
   }
-  vault.close();
+  vault?.close();
   return keys;
 }
 
@@ -152,8 +163,10 @@ export async function setupModel(options: ModelOptions): Promise<Result<ModelSet
     if (loaded._tag === 'Left') return fail(`model registry: ${loaded.left.problems.join('; ')}`);
     registry = loaded.right;
     const { vault, warning } = await openVault(options.home, options.env);
-    if (warning !== null && registry.providers.some((p) => p.keyName !== undefined)) warnings.push(warning);
-    const keys = await loadKeys(registry, vault, redactor, warnings);
+    const keys = await loadKeys(registry, vault, options.env, redactor, warnings);
+    // The missing vault matters only when a keyed provider found its key nowhere else either.
+    if (warning !== null && registry.providers.some((p) => p.keyName !== undefined && !keys.has(p.keyName)))
+      warnings.push(warning);
     const stack = buildModelStack(registry, { resolveKey: (name): KeySource | undefined => keys.get(name) });
     const chosen = pickModel(registry, options.model);
     if (chosen === null) {
