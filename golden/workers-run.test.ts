@@ -7,6 +7,7 @@
  */
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FileVault, SecretHandle, SecretMaterial } from '@crustcore/secrets';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WorkerCliName } from '../packages/workers/src/index.js';
 import { startScriptedModel } from '../packages/workers/test/scripted-model.js';
@@ -121,6 +122,49 @@ describe.each(CLIS)('golden: crustcore run --backend %s (the real CLI)', (name) 
       expect(run.stdout + run.stderr + exported.stdout).not.toContain(TEST_API_KEY);
       expect(filesContaining(box.home, TEST_API_KEY)).toEqual([]);
       expect(filesContaining(box.repo, TEST_API_KEY)).toEqual([]);
+    } finally {
+      await model.close();
+    }
+  }, 240_000);
+});
+
+describe('golden: crustcore run --backend codex with the key in the vault, not the environment', () => {
+  it('takes OPENAI_API_KEY from the vault (key file), and the provider sees it in the header', async () => {
+    requireCli('codex');
+    const model = await startScriptedModel('openai-responses', [
+      { kind: 'shell', command: FIX_ADD },
+      { kind: 'message', text: DONE },
+    ]);
+    const box = makeRepo(NODE_REPO);
+    roots.push(box.root);
+    const keyFile = join(box.root, 'vault.key');
+    const vault = await FileVault.open({
+      path: join(box.home, 'vault'),
+      key: { kind: 'key-file', path: keyFile, createIfMissing: true },
+    });
+    const handle = SecretHandle.create('OPENAI_API_KEY');
+    const material = SecretMaterial.fromText(TEST_API_KEY);
+    if (vault._tag === 'Left' || handle._tag === 'Left' || material._tag === 'Left') throw new Error('vault setup');
+    expect((await vault.right.set(handle.right, material.right))._tag).toBe('Right');
+    await vault.right.close();
+    const env = { ...baseEnv(box.home), CRUSTCORE_VAULT_KEYFILE: keyFile, CRUSTCORE_CODEX_UPSTREAM: model.origin };
+    try {
+      const run = await cliAsync(env, [
+        'run',
+        '--dir',
+        box.repo,
+        '--goal',
+        'make add() add',
+        '--backend',
+        'codex',
+        '--approve',
+        'auto',
+        '--json',
+      ]);
+      expect(run.status, run.stdout + run.stderr).toBe(0);
+      expect(model.requests.length).toBeGreaterThanOrEqual(2);
+      for (const request of model.requests) expect(request.headers.authorization).toBe(`Bearer ${TEST_API_KEY}`);
+      expect(filesContaining(join(box.home, 'projects'), TEST_API_KEY)).toEqual([]);
     } finally {
       await model.close();
     }

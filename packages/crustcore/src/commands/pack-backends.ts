@@ -2,6 +2,7 @@
  * Backends that live in packs (kept out of the nano bundle). Each loads its
  * pack only when asked for; a missing pack is an error that says what to do.
  */
+import { join } from 'node:path';
 import type { SandboxExecCap } from '@crustcore/sandbox';
 import type { CodingBackend } from '@crustcore/verify';
 import { UsageError } from '../cli/command.js';
@@ -35,11 +36,13 @@ interface BackendFactoryModule {
  * proxy. Their token use is charged to the kernel's budgets through the tool
  * gate's model-turn report; once a budget is spent, the proxy refuses more.
  */
-async function workersContext(context: PackBackendContext): Promise<Record<string, unknown>> {
+async function workersContext(name: string, context: PackBackendContext): Promise<Record<string, unknown>> {
   let stopped = false;
   const pricing = await workerPricing(context);
+  const apiKey = await vaultKeyFor(name, context);
   return {
     ...(pricing === undefined ? {} : { pricing }),
+    ...(apiKey === undefined ? {} : { apiKey }),
     workerCap: context.workerCap,
     env: context.env,
     goal: context.goal,
@@ -60,6 +63,39 @@ async function workersContext(context: PackBackendContext): Promise<Record<strin
     },
     onModelRequest: (record: unknown) => context.note('model.request', { record }),
   };
+}
+
+/**
+ * A worker's provider key from the vault, when the environment does not have
+ * it (`OPENAI_API_KEY` for Codex, `ANTHROPIC_API_KEY` for Claude Code, stored
+ * under the same name with `crustcore secret set`). Opened only with a key
+ * file (no prompt in the middle of a run); otherwise the pack reads the
+ * environment and says what to set.
+ */
+async function vaultKeyFor(name: string, context: PackBackendContext): Promise<unknown> {
+  const keyFile = context.env.CRUSTCORE_VAULT_KEYFILE;
+  try {
+    const workers = await import('@crustcore/workers');
+    const spec = (workers.WORKER_CLI_SPECS as Readonly<Record<string, { readonly keyVariable: string }>>)[name];
+    if (spec === undefined || (context.env[spec.keyVariable] ?? '') !== '' || keyFile === undefined || keyFile === '')
+      return undefined;
+    const secrets = await import('@crustcore/secrets');
+    const handle = secrets.SecretHandle.create(spec.keyVariable);
+    if (handle._tag === 'Left') return undefined;
+    const vault = await secrets.FileVault.open({
+      path: context.env.CRUSTCORE_VAULT ?? join(context.home, 'vault'),
+      key: { kind: 'key-file', path: keyFile },
+    });
+    if (vault._tag === 'Left') return undefined;
+    try {
+      const got = await vault.right.get(handle.right);
+      return got._tag === 'Right' ? got.right : undefined;
+    } finally {
+      await vault.right.close();
+    }
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -110,7 +146,7 @@ export async function loadPackBackend(name: string, context: PackBackendContext)
   }
   if (typeof module.createBackend !== 'function')
     throw new UsageError(`${pack} does not provide the ${name} backend yet`);
-  const packContext: unknown = name === 'native' ? context : await workersContext(context);
+  const packContext: unknown = name === 'native' ? context : await workersContext(name, context);
   try {
     return await module.createBackend(name, packContext as never);
   } catch (error) {
