@@ -4,17 +4,19 @@
  * endpoint reports serving. The net pack is loaded only when this command
  * runs, so the nano CLI carries no provider code.
  *
- * Keys: the registry names them by handle (`secret://NAME`); this command
- * resolves a handle only through the `resolveKey` it is built with. Until the
- * secrets pack is wired in, keyed providers probe as "secret not available".
+ * Keys: the registry names them by handle (`secret://NAME`). A handle is
+ * resolved as for the native agent: the vault first (with a key file), then
+ * the environment variable NAME; the key goes only into that provider's
+ * request header and is redacted from any error text.
  */
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { KeySource, ModelRegistry, ProbeReport } from '@crustcore/net';
 import type { Command } from '../cli/command.js';
 import { UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
+import { crustcoreHome } from '../cli/paths.js';
 
 export interface ModelsCommandDependencies {
   /** Maps a key handle's NAME to its secret; undefined when the secret store has none. */
@@ -22,6 +24,35 @@ export interface ModelsCommandDependencies {
 }
 
 const USAGE = 'crustcore models [--config FILE] [--probe] [--json]';
+
+/** Vault (when a key file opens it without a prompt), else the environment. */
+function hostKeys(io: Io): (name: string) => KeySource | undefined {
+  return (name) => {
+    const keyFile = io.env.CRUSTCORE_VAULT_KEYFILE;
+    const fromEnv = io.env[name];
+    if ((keyFile === undefined || keyFile === '') && (fromEnv === undefined || fromEnv === '')) return undefined;
+    return async (): Promise<string> => {
+      if (keyFile !== undefined && keyFile !== '') {
+        const secrets = await import('@crustcore/secrets');
+        const handle = secrets.SecretHandle.create(name);
+        const vault = await secrets.FileVault.open({
+          path: io.env.CRUSTCORE_VAULT ?? join(crustcoreHome(io.env), 'vault'),
+          key: { kind: 'key-file', path: resolve(io.cwd, keyFile) },
+        });
+        if (handle._tag === 'Right' && vault._tag === 'Right') {
+          try {
+            const got = await vault.right.get(handle.right);
+            if (got._tag === 'Right') return got.right.expose();
+          } finally {
+            await vault.right.close();
+          }
+        }
+      }
+      // Empty means "not available": the probe reports it without asking the endpoint.
+      return fromEnv ?? '';
+    };
+  };
+}
 
 function priceText(prices: ModelRegistry['providers'][number]['models'][number]['prices']): string {
   if (prices === undefined) return 'no price';
@@ -95,7 +126,7 @@ export function createModelsCommand(dependencies: ModelsCommandDependencies = {}
         return ExitCode.usage;
       }
       const registry = loaded.right;
-      const resolveKey = dependencies.resolveKey ?? ((): KeySource | undefined => undefined);
+      const resolveKey = dependencies.resolveKey ?? hostKeys(io);
       const probes = values.probe === true ? await net.probeRegistry(registry, resolveKey) : undefined;
       if (values.json === true) {
         writeLine(
