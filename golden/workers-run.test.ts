@@ -128,6 +128,41 @@ describe.each(CLIS)('golden: crustcore run --backend %s (the real CLI)', (name) 
   }, 240_000);
 });
 
+describe.each(CLIS)('golden: the real %s CLI claims success without fixing, through crustcore run', (name) => {
+  it('its claim has no authority: not verified, exit 1, the tree untouched', async () => {
+    requireCli(name);
+    const model = await startScriptedModel(WIRE[name], [{ kind: 'message', text: DONE }]);
+    const box = makeRepo(NODE_REPO);
+    roots.push(box.root);
+    const env = {
+      ...baseEnv(box.home),
+      [KEY_VARIABLE[name]]: TEST_API_KEY,
+      [`CRUSTCORE_${name.toUpperCase()}_UPSTREAM`]: model.origin,
+    };
+    try {
+      const run = await cliAsync(env, [
+        'run',
+        '--dir',
+        box.repo,
+        '--goal',
+        'make add() add',
+        '--backend',
+        name,
+        '--approve',
+        'auto',
+        '--max-revisits',
+        '0',
+        '--json',
+      ]);
+      expect(run.status, run.stdout + run.stderr).toBe(1);
+      expect(run.json).toMatchObject({ outcome: 'verify-failed' });
+      expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toBe(NODE_REPO['src/math.js']);
+    } finally {
+      await model.close();
+    }
+  }, 240_000);
+});
+
 describe('golden: crustcore run --backend codex with the key in the vault, not the environment', () => {
   it('takes OPENAI_API_KEY from the vault (key file), and the provider sees it in the header', async () => {
     requireCli('codex');
