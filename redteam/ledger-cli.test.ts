@@ -3,7 +3,7 @@
  * golden task story, on tampered and crash-torn copies, with good and bad
  * key files. Exit codes and the first bad seq/reason are the contract.
  */
-import { chmodSync, cpSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { INTEGRITY_REASONS, type IntegrityReason, stateDirLayout } from '@crustcore/ledger';
@@ -224,6 +224,15 @@ describe('crustcore export', () => {
       expect(line.payloadHash).toMatch(/^[0-9a-f]{64}$/);
     }
     expect(lines.some((l) => l.visibility === 'model-visible' && 'payload' in l)).toBe(true);
+  });
+
+  it('a log path that is a directory is a usage error, not a crash', async () => {
+    const dir = join(scratch.path, `dir-log-${++counter}`);
+    mkdirSync(join(dir, 'events.log'), { recursive: true });
+    const exported = await run(exportCommand, ['--dir', dir, '--format', 'jsonl']);
+    expect(exported.code).toBe(ExitCode.usage);
+    expect(exported.stderr).toContain('no log at');
+    expect((await run(inspectCommand, ['--dir', dir])).code).toBe(ExitCode.usage);
   });
 
   it('requires --format jsonl and stops with "integrity" at a damaged frame', async () => {

@@ -6,7 +6,9 @@
  */
 import { ExitCode } from './cli/exit-codes.js';
 import { processIo, writeLine } from './cli/output.js';
+import { crustcoreHome } from './cli/paths.js';
 import { main } from './main.js';
+import { loadRuntimeRedactor } from './runtime/runtime-redactor.js';
 
 const io = processIo();
 
@@ -14,7 +16,14 @@ async function report(error: unknown): Promise<void> {
   let text: string;
   try {
     const secrets = await import('@crustcore/secrets');
+    // Token detectors first; then the runtime's redactor, which also knows this process's
+    // credential variables and (with a key file) the vault's secrets.
     text = secrets.formatRedactedError(error, new secrets.Redactor({}));
+    try {
+      text = (await loadRuntimeRedactor(crustcoreHome(io.env), io.env)).redact(text);
+    } catch {
+      // Detector redaction already applied; keep it.
+    }
   } catch {
     // Without the redactor, print only the error's class: never unredacted text.
     text = `${error instanceof Error ? error.name : typeof error} (details withheld: the redactor could not load)`;

@@ -4,7 +4,7 @@
  * of internal or secret-adjacent frames but keeps every hash, so the chain
  * can still be checked from the export.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { exportJsonl } from '@crustcore/ledger';
 import { type Command, UsageError } from '../cli/command.js';
@@ -30,8 +30,8 @@ export const exportCommand: Command = {
     });
     if (values.format !== 'jsonl') throw new UsageError('--format jsonl is required (the only format)');
     const { logPath } = ledgerPaths(await withDefaultDir(values, io), io);
-    if (!existsSync(logPath)) {
-      writeLine(io.stderr, `${io.err.red('error:')} no log at ${logPath}`);
+    if (!existsSync(logPath) || !statSync(logPath).isFile()) {
+      writeLine(io.stderr, `${io.err.red('error:')} no log at ${logPath} (give --dir of a project or --log FILE)`);
       return ExitCode.usage;
     }
     const result = exportJsonl({ logPath, redacted: values.redacted === true }, (line) => writeLine(io.stdout, line));
