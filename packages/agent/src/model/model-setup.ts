@@ -93,6 +93,15 @@ async function loadKeys(
   warnings: string[],
 ): Promise<Map<string, SecretMaterial>> {
   const keys = new Map<string, SecretMaterial>();
+  // Every stored secret, not only the provider keys, is hidden from the model: a repository
+  // file or a command's output may contain any of them.
+  if (vault !== null) {
+    const listed = await vault.list();
+    for (const stored of listed._tag === 'Right' ? listed.right : []) {
+      const material = await vault.get(stored.handle);
+      if (material._tag === 'Right') redactor.register(stored.handle, material.right);
+    }
+  }
   for (const provider of registry.providers) {
     const name = provider.keyName;
     if (name === undefined || keys.has(name)) continue;
