@@ -150,7 +150,15 @@ describe('crustcore chat in a terminal', () => {
 
     await waitFor(session, /› $/m);
     tmux('send-keys', '-t', session, '/branch', 'Enter');
-    await waitFor(session, /\/branch N rewinds/);
+    const listing = await waitFor(session, /\/branch N rewinds/);
+    // Rewinding the conversation to the end of the first request rewinds the code with it:
+    // the next request starts from the first request's branch, not the second's.
+    const endOfFirst = /^\s*(\d+) assistant\s+Both functions are fixed\./m.exec(listing)?.[1];
+    expect(endOfFirst, listing).toBeDefined();
+    tmux('send-keys', '-t', session, `/branch ${endOfFirst}`, 'Enter');
+    text = await waitFor(session, /the next request starts from \S+/);
+    expect(text).toContain(`the next request starts from ${firstBranch}`);
+    await waitFor(session, /› $/m);
     tmux('send-keys', '-t', session, 'C-c');
     await waitFor(session, /press Ctrl\+C again to exit/);
     tmux('send-keys', '-t', session, 'C-c');

@@ -68,6 +68,12 @@ interface ChatState {
   sessionId: string | undefined;
   /** Commit mode: the branch the next request starts from. */
   ref: string | undefined;
+  /**
+   * Commit mode: which branch the code was on after each request, by the id of
+   * the request's last session entry, so rewinding the conversation rewinds
+   * the code the next request starts from too.
+   */
+  readonly refAfterEntry: Map<string, string | undefined>;
   running: AbortController | null;
   steerNext: boolean;
   lastInterruptMs: number;
@@ -246,6 +252,7 @@ export const chatCommand: Command = {
       model: values.model,
       sessionId: undefined,
       ref: undefined,
+      refAfterEntry: new Map(),
       running: null,
       steerNext: false,
       lastInterruptMs: 0,
@@ -342,6 +349,11 @@ export const chatCommand: Command = {
             s.green(`  committed on ${branch} (the next request starts from it; merge it when you are ready)`),
           );
         }
+        const lastEntry = session
+          ?.pathTo()
+          .filter((e) => e.type === 'message')
+          .at(-1);
+        if (lastEntry !== undefined) state.refAfterEntry.set(lastEntry.id, state.ref);
       } catch (error) {
         // A setup problem (no sandbox, bad --replay) or a crash: say so and keep the REPL.
         const known = error instanceof SetupError || (error as { _tag?: string })._tag === 'AgentSetupError';
@@ -467,6 +479,18 @@ export const chatCommand: Command = {
               io.stdout,
               `rewound to entry ${index}${snapshot === null ? '' : s.dim(` (worktree snapshot ${snapshot.commit.slice(0, 12)} kept in the session)`)}`,
             );
+            if (values.apply === true) {
+              writeLine(
+                io.stdout,
+                s.dim('  --apply: changes already written to your working tree stay; use git to undo them'),
+              );
+            } else {
+              // The code rewinds with the conversation: the branch as it was after the last request at or before N.
+              const earlier = messages.slice(0, index + 1).reverse();
+              const known = earlier.find((entry) => state.refAfterEntry.has(entry.id));
+              state.ref = known === undefined ? undefined : state.refAfterEntry.get(known.id);
+              writeLine(io.stdout, `  the next request starts from ${state.ref ?? 'HEAD'}`);
+            }
           }
           return true;
         }
