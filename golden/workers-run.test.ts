@@ -42,6 +42,29 @@ const WIRE = { codex: 'openai-responses', claude: 'anthropic-messages' } as cons
 const KEY_VARIABLE = { codex: 'OPENAI_API_KEY', claude: 'ANTHROPIC_API_KEY' } as const;
 const CLIS: readonly WorkerCliName[] = ['codex', 'claude'];
 
+/** The CLI's environment for a worker talking to `origin`: the key in the variable its CLI reads. */
+const workerEnv = (name: WorkerCliName, home: string, origin: string): NodeJS.ProcessEnv => ({
+  ...baseEnv(home),
+  [KEY_VARIABLE[name]]: TEST_API_KEY,
+  [`CRUSTCORE_${name.toUpperCase()}_UPSTREAM`]: origin,
+});
+
+/** `crustcore run --backend NAME` on the sample repository, approving by policy. */
+const runWorker = (name: WorkerCliName, repo: string, env: NodeJS.ProcessEnv, extra: readonly string[] = []) =>
+  cliAsync(env, [
+    'run',
+    '--dir',
+    repo,
+    '--goal',
+    'make add() add',
+    '--backend',
+    name,
+    '--approve',
+    'auto',
+    '--json',
+    ...extra,
+  ]);
+
 describe.each(CLIS)('golden: crustcore run --backend %s (the real CLI)', (name) => {
   it('fixes a failing test: verified, applied, every model request metered and in the ledger, the key nowhere', async () => {
     requireCli(name);
@@ -69,26 +92,9 @@ describe.each(CLIS)('golden: crustcore run --backend %s (the real CLI)', (name) 
         ],
       }),
     );
-    const env = {
-      ...baseEnv(box.home),
-      [KEY_VARIABLE[name]]: TEST_API_KEY,
-      [`CRUSTCORE_${name.toUpperCase()}_UPSTREAM`]: model.origin,
-    };
+    const env = workerEnv(name, box.home, model.origin);
     try {
-      const run = await cliAsync(env, [
-        'run',
-        '--dir',
-        box.repo,
-        '--goal',
-        'make add() add',
-        '--backend',
-        name,
-        '--models-config',
-        registry,
-        '--approve',
-        'auto',
-        '--json',
-      ]);
+      const run = await runWorker(name, box.repo, env, ['--models-config', registry]);
       expect(run.status, run.stdout + run.stderr).toBe(0);
       expect(run.json).toMatchObject({ outcome: 'completed', attempts: 1 });
       expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toContain('a + b');
@@ -134,26 +140,8 @@ describe.each(CLIS)('golden: the real %s CLI claims success without fixing, thro
     const model = await startScriptedModel(WIRE[name], [{ kind: 'message', text: DONE }]);
     const box = makeRepo(NODE_REPO);
     roots.push(box.root);
-    const env = {
-      ...baseEnv(box.home),
-      [KEY_VARIABLE[name]]: TEST_API_KEY,
-      [`CRUSTCORE_${name.toUpperCase()}_UPSTREAM`]: model.origin,
-    };
     try {
-      const run = await cliAsync(env, [
-        'run',
-        '--dir',
-        box.repo,
-        '--goal',
-        'make add() add',
-        '--backend',
-        name,
-        '--approve',
-        'auto',
-        '--max-revisits',
-        '0',
-        '--json',
-      ]);
+      const run = await runWorker(name, box.repo, workerEnv(name, box.home, model.origin), ['--max-revisits', '0']);
       expect(run.status, run.stdout + run.stderr).toBe(1);
       expect(run.json).toMatchObject({ outcome: 'verify-failed' });
       expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toBe(NODE_REPO['src/math.js']);
@@ -184,18 +172,7 @@ describe('golden: crustcore run --backend codex with the key in the vault, not t
     await vault.right.close();
     const env = { ...baseEnv(box.home), CRUSTCORE_VAULT_KEYFILE: keyFile, CRUSTCORE_CODEX_UPSTREAM: model.origin };
     try {
-      const run = await cliAsync(env, [
-        'run',
-        '--dir',
-        box.repo,
-        '--goal',
-        'make add() add',
-        '--backend',
-        'codex',
-        '--approve',
-        'auto',
-        '--json',
-      ]);
+      const run = await runWorker('codex', box.repo, env);
       expect(run.status, run.stdout + run.stderr).toBe(0);
       expect(model.requests.length).toBeGreaterThanOrEqual(2);
       for (const request of model.requests) expect(request.headers.authorization).toBe(`Bearer ${TEST_API_KEY}`);
