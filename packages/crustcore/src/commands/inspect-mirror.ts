@@ -12,6 +12,8 @@ import { openState, StateOpenError } from '../daemon/state-access.js';
 export interface MirrorCheck {
   readonly ledgerId: string;
   readonly report: CrossCheckReport;
+  /** One line for people (see describeMirror). */
+  readonly summary: string;
 }
 
 export async function checkLedgerMirror(options: {
@@ -31,15 +33,15 @@ export async function checkLedgerMirror(options: {
   try {
     const ledgerId = ledgerIdFor(options.logPath);
     const report = await state.crossCheckLedgerMirror(db, ledgerSummaries(options.logPath), { ledgerId });
-    return { ledgerId, report };
+    return { ledgerId, report, summary: describeMirror(ledgerId, report) };
   } finally {
     await db.close();
   }
 }
 
 /** One line for people: agreement, lag, or the first disagreements. */
-export function describeMirror(check: MirrorCheck): string {
-  const { report } = check;
+export function describeMirror(ledgerId: string, report: CrossCheckReport): string {
+  const check = { ledgerId };
   if (report.mirrorHead === 0 && report.consistent)
     return `nothing mirrored yet for ledger ${check.ledgerId} (a daemon mirrors a project's ledger after each task)`;
   const lag = report.behind > 0 ? `; ${report.behind} newer frame(s) not mirrored yet` : '';

@@ -191,8 +191,7 @@ export const inspectCommand: Command = {
     } else {
       printHuman(io, paths.logPath, report);
       if (mirror !== null) {
-        const { describeMirror } = await import('./inspect-mirror.js');
-        const line = describeMirror(mirror);
+        const line = mirror.summary;
         writeLine(io.stdout, `${io.out.bold('mirror:')} ${mirror.report.consistent ? line : io.out.red(line)}`);
       }
     }
