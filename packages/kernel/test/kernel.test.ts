@@ -7,8 +7,10 @@ import {
   isApproved,
   isLegalTransition,
   makeId,
+  phaseOf,
   TASK_STATUSES,
   TASK_TRANSITIONS,
+  TERMINAL_STATUSES,
 } from '../src/index.js';
 import { Driver, HAPPY_PATH, type Intent } from './driver.js';
 
@@ -161,15 +163,38 @@ describe('bad input', () => {
 });
 
 describe('the transition catalog', () => {
-  it('every status pair outside the catalog is illegal, and every catalog edge is legal', () => {
+  it('every catalog edge follows the phase graph, and everything else is illegal', () => {
+    // The spec's graph, written out independently of the catalog: forward one phase, stay in a
+    // phase, abort from any live phase, or the one revisit edge VERIFY → IMPLEMENT.
+    const order = ['INIT', 'PLAN', 'IMPLEMENT', 'VERIFY', 'APPROVAL_GATE', 'COMMITTED'];
+    const allowedPhaseMove = (from: string, to: string): boolean =>
+      from === to ||
+      order.indexOf(to) === order.indexOf(from) + 1 ||
+      (to === 'ABORTED' && from !== 'COMMITTED' && from !== 'ABORTED') ||
+      (from === 'VERIFY' && to === 'IMPLEMENT');
     let illegal = 0;
     for (const from of TASK_STATUSES) {
       for (const to of TASK_STATUSES) {
-        const legal = TASK_TRANSITIONS[from].includes(to);
-        expect(isLegalTransition(from, to)).toBe(legal);
-        if (!legal) illegal++;
+        if (!isLegalTransition(from, to)) {
+          illegal++;
+          continue;
+        }
+        expect(from, `${from} → ${to}`).not.toBe(to);
+        if (from === 'Blocked' || to === 'Blocked') continue; // pause/resume keeps the phase
+        if (to === 'Archived') {
+          expect(TERMINAL_STATUSES.has(from), `${from} → Archived`).toBe(true);
+          continue;
+        }
+        expect(TERMINAL_STATUSES.has(from), `nothing leaves ${from} but archiving`).toBe(false);
+        expect(
+          allowedPhaseMove(phaseOf(from), phaseOf(to)),
+          `${from} (${phaseOf(from)}) → ${to} (${phaseOf(to)})`,
+        ).toBe(true);
       }
     }
+    // A blocked task resumes only to a live status, never straight to an end state but abort.
+    for (const to of TASK_TRANSITIONS.Blocked) expect(['Completed', 'Archived']).not.toContain(to);
+    expect(TASK_TRANSITIONS.Archived).toEqual([]);
     expect(illegal).toBeGreaterThan(120);
   });
 
