@@ -98,3 +98,10 @@ export { describeStoreError, type StoreError, type VaultError } from './vault/er
 export { FileVault, type FileVaultOptions } from './vault/file-vault.js';
 export { DEFAULT_SCRYPT, MAX_VAULT_BYTES, type ScryptParams, VAULT_FORMAT_VERSION } from './vault/format.js';
 export type { VaultKeySource } from './vault/key.js';
+export {
+  defaultVaultPath,
+  openUnattendedVault,
+  registerVaultSecrets,
+  type UnattendedVault,
+  vaultSecret,
+} from './vault/unattended.js';

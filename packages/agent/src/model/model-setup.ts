@@ -13,7 +13,6 @@
  * only to their provider. Every key is also registered with a redactor, so the
  * agent scrubs it from anything a model could read.
  */
-import { join, resolve } from 'node:path';
 import { err, ok, type Result } from '@crustcore/kernel';
 import {
   buildModelStack,
@@ -28,7 +27,15 @@ import {
   readTrajectoryFile,
   type Trajectory,
 } from '@crustcore/net';
-import { FileVault, Redactor, SecretHandle, SecretMaterial } from '@crustcore/secrets';
+import {
+  type FileVault,
+  openUnattendedVault,
+  Redactor,
+  registerVaultSecrets,
+  SecretHandle,
+  SecretMaterial,
+  vaultSecret,
+} from '@crustcore/secrets';
 
 export interface ModelOptions {
   readonly home: string;
@@ -65,20 +72,6 @@ export interface ModelSetupError {
 
 const fail = (message: string): Result<ModelSetupError, never> => err({ _tag: 'ModelSetupError', message });
 
-/** Opens the vault when a key file is configured; null (with the reason) otherwise. */
-async function openVault(
-  home: string,
-  env: ModelOptions['env'],
-): Promise<{ vault: FileVault | null; warning: string | null }> {
-  const keyFile = env.CRUSTCORE_VAULT_KEYFILE;
-  if (keyFile === undefined || keyFile === '') {
-    return { vault: null, warning: 'no vault key (CRUSTCORE_VAULT_KEYFILE): keyed providers will report auth errors' };
-  }
-  const opened = await FileVault.open({ path: join(home, 'vault'), key: { kind: 'key-file', path: resolve(keyFile) } });
-  if (opened._tag === 'Left') return { vault: null, warning: `the vault did not open (${opened.left._tag})` };
-  return { vault: opened.right, warning: null };
-}
-
 /**
  * Registry keys fetched once, registered with the redactor, handed to their
  * providers. `secret://NAME` is looked up in the vault first, then in this
@@ -95,20 +88,13 @@ async function loadKeys(
   const keys = new Map<string, SecretMaterial>();
   // Every stored secret, not only the provider keys, is hidden from the model: a repository
   // file or a command's output may contain any of them.
-  if (vault !== null) {
-    const listed = await vault.list();
-    for (const stored of listed._tag === 'Right' ? listed.right : []) {
-      const material = await vault.get(stored.handle);
-      if (material._tag === 'Right') redactor.register(stored.handle, material.right);
-    }
-  }
+  if (vault !== null) await registerVaultSecrets(vault, redactor);
   for (const provider of registry.providers) {
     const name = provider.keyName;
     if (name === undefined || keys.has(name)) continue;
     const handle = SecretHandle.create(name);
     if (handle._tag === 'Left') continue;
-    const got = vault === null ? null : await vault.get(handle.right);
-    let material: SecretMaterial | null = got !== null && got._tag === 'Right' ? got.right : null;
+    let material = vault === null ? null : await vaultSecret(vault, name);
     if (material === null) {
       const fromEnv = env[name];
       const parsed = fromEnv === undefined || fromEnv === '' ? null : SecretMaterial.fromText(fromEnv);
@@ -171,7 +157,8 @@ export async function setupModel(options: ModelOptions): Promise<Result<ModelSet
       options.modelsConfig === undefined ? defaultRegistry() : await readRegistryFile(options.modelsConfig);
     if (loaded._tag === 'Left') return fail(`model registry: ${loaded.left.problems.join('; ')}`);
     registry = loaded.right;
-    const { vault, warning } = await openVault(options.home, options.env);
+    const { vault, reason } = await openUnattendedVault(options.home, options.env);
+    const warning = reason === null ? null : `${reason}: keyed providers without a key will report auth errors`;
     const keys = await loadKeys(registry, vault, options.env, redactor, warnings);
     // The missing vault matters only when a keyed provider found its key nowhere else either.
     if (warning !== null && registry.providers.some((p) => p.keyName !== undefined && !keys.has(p.keyName)))

@@ -9,7 +9,7 @@
  * the environment variable NAME; the key goes only into that provider's
  * request header and is redacted from any error text.
  */
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { KeySource, ModelRegistry, ProbeReport } from '@crustcore/net';
 import type { Command } from '../cli/command.js';
@@ -32,20 +32,14 @@ function hostKeys(io: Io): (name: string) => KeySource | undefined {
     const fromEnv = io.env[name];
     if ((keyFile === undefined || keyFile === '') && (fromEnv === undefined || fromEnv === '')) return undefined;
     return async (): Promise<string> => {
-      if (keyFile !== undefined && keyFile !== '') {
-        const secrets = await import('@crustcore/secrets');
-        const handle = secrets.SecretHandle.create(name);
-        const vault = await secrets.FileVault.open({
-          path: io.env.CRUSTCORE_VAULT ?? join(crustcoreHome(io.env), 'vault'),
-          key: { kind: 'key-file', path: resolve(io.cwd, keyFile) },
-        });
-        if (handle._tag === 'Right' && vault._tag === 'Right') {
-          try {
-            const got = await vault.right.get(handle.right);
-            if (got._tag === 'Right') return got.right.expose();
-          } finally {
-            await vault.right.close();
-          }
+      const secrets = await import('@crustcore/secrets');
+      const { vault } = await secrets.openUnattendedVault(crustcoreHome(io.env), io.env);
+      if (vault !== null) {
+        try {
+          const stored = await secrets.vaultSecret(vault, name);
+          if (stored !== null) return stored.expose();
+        } finally {
+          vault.close();
         }
       }
       // Empty means "not available": the probe reports it without asking the endpoint.

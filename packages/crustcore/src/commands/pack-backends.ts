@@ -2,7 +2,6 @@
  * Backends that live in packs (kept out of the nano bundle). Each loads its
  * pack only when asked for; a missing pack is an error that says what to do.
  */
-import { join } from 'node:path';
 import type { SandboxExecCap } from '@crustcore/sandbox';
 import type { CodingBackend } from '@crustcore/verify';
 import { UsageError } from '../cli/command.js';
@@ -73,25 +72,17 @@ async function workersContext(name: string, context: PackBackendContext): Promis
  * environment and says what to set.
  */
 async function vaultKeyFor(name: string, context: PackBackendContext): Promise<unknown> {
-  const keyFile = context.env.CRUSTCORE_VAULT_KEYFILE;
   try {
     const workers = await import('@crustcore/workers');
     const spec = (workers.WORKER_CLI_SPECS as Readonly<Record<string, { readonly keyVariable: string }>>)[name];
-    if (spec === undefined || (context.env[spec.keyVariable] ?? '') !== '' || keyFile === undefined || keyFile === '')
-      return undefined;
+    if (spec === undefined || (context.env[spec.keyVariable] ?? '') !== '') return undefined;
     const secrets = await import('@crustcore/secrets');
-    const handle = secrets.SecretHandle.create(spec.keyVariable);
-    if (handle._tag === 'Left') return undefined;
-    const vault = await secrets.FileVault.open({
-      path: context.env.CRUSTCORE_VAULT ?? join(context.home, 'vault'),
-      key: { kind: 'key-file', path: keyFile },
-    });
-    if (vault._tag === 'Left') return undefined;
+    const { vault } = await secrets.openUnattendedVault(context.home, context.env);
+    if (vault === null) return undefined;
     try {
-      const got = await vault.right.get(handle.right);
-      return got._tag === 'Right' ? got.right : undefined;
+      return (await secrets.vaultSecret(vault, spec.keyVariable)) ?? undefined;
     } finally {
-      await vault.right.close();
+      vault.close();
     }
   } catch {
     return undefined;

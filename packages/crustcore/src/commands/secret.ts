@@ -5,7 +5,8 @@
  * machine can read in /proc. `list` shows handles and availability, never
  * values.
  *
- * Vault: `--vault PATH`, default `$CRUSTCORE_HOME/vault` (~/.crustcore/vault).
+ * Vault: `--vault PATH`, default `$CRUSTCORE_VAULT` or `$CRUSTCORE_HOME/vault`
+ * (~/.crustcore/vault) — the vault the runtime, agent and workers read.
  * Key: the key file named by CRUSTCORE_VAULT_KEYFILE (0600, created on first
  * use), else a passphrase typed at a terminal prompt.
  *
@@ -35,7 +36,8 @@ const parseOptions = (args: readonly string[]) =>
 interface Parsed {
   readonly action: 'set' | 'list' | 'rm';
   readonly name: string | null;
-  readonly vaultPath: string;
+  /** `--vault PATH`; null: the vault every other command reads (`defaultVaultPath`). */
+  readonly vaultPath: string | null;
   readonly label: string | undefined;
   readonly json: boolean;
 }
@@ -63,11 +65,10 @@ function parse(args: readonly string[], io: Io): Parsed {
           : 'list takes no arguments',
     );
   }
-  const home = crustcoreHome(io.env);
   return {
     action,
     name: wantsName ? (rest[0] ?? null) : null,
-    vaultPath: parsed.values.vault === undefined ? join(home, 'vault') : resolve(io.cwd, parsed.values.vault),
+    vaultPath: parsed.values.vault === undefined ? null : resolve(io.cwd, parsed.values.vault),
     label: parsed.values.label,
     json: parsed.values.json === true,
   };
@@ -196,24 +197,25 @@ export const secretCommand: Command = {
   async run(args, io) {
     const parsed = parse(args, io);
     const pack: SecretsPack = await import('@crustcore/secrets');
+    const vaultPath = parsed.vaultPath ?? pack.defaultVaultPath(crustcoreHome(io.env), io.env);
     let handle: SecretHandle | null = null;
     if (parsed.name !== null) {
       const made = pack.SecretHandle.create(parsed.name, parsed.label);
       if (made._tag === 'Left') throw new UsageError(made.left.reason);
       handle = made.right;
     }
-    const exists = await vaultExists(parsed.vaultPath);
+    const exists = await vaultExists(vaultPath);
     if (parsed.action !== 'set' && !exists) {
       if (parsed.action === 'list') {
-        if (parsed.json) writeLine(io.stdout, JSON.stringify({ vault: parsed.vaultPath, secrets: [] }));
-        else writeLine(io.stdout, `no vault at ${parsed.vaultPath}`);
+        if (parsed.json) writeLine(io.stdout, JSON.stringify({ vault: vaultPath, secrets: [] }));
+        else writeLine(io.stdout, `no vault at ${vaultPath}`);
         return ExitCode.ok;
       }
-      return fail(io, `no vault at ${parsed.vaultPath}`, ExitCode.usage);
+      return fail(io, `no vault at ${vaultPath}`, ExitCode.usage);
     }
     const source = await keySource(pack, io, exists);
     if ('error' in source) return fail(io, source.error, ExitCode.usage);
-    const opened = await pack.FileVault.open({ path: parsed.vaultPath, key: source.key });
+    const opened = await pack.FileVault.open({ path: vaultPath, key: source.key });
     if (source.key.kind === 'passphrase') source.key.passphrase.dispose();
     if (opened._tag === 'Left') return fail(io, pack.describeStoreError(opened.left), storeExitCode(opened.left));
     const vault = opened.right;

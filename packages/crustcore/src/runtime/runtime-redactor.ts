@@ -6,7 +6,6 @@
  * every credential-named variable of the process environment. The secrets
  * pack is loaded on demand, so `--version` never pays for it.
  */
-import { join } from 'node:path';
 import type { Redact } from './ledger-recorder.js';
 
 /** Environment variable names that hold credentials by convention. */
@@ -19,23 +18,10 @@ export async function loadRuntimeRedactor(
   const secrets = await import('@crustcore/secrets');
   const redactor = new secrets.Redactor({});
   let registered = 0;
-  const keyFile = env.CRUSTCORE_VAULT_KEYFILE;
-  if (keyFile !== undefined && keyFile !== '') {
-    const vault = await secrets.FileVault.open({
-      path: env.CRUSTCORE_VAULT ?? join(home, 'vault'),
-      key: { kind: 'key-file', path: keyFile },
-    });
-    if (vault._tag === 'Right') {
-      const listed = await vault.right.list();
-      if (listed._tag === 'Right') {
-        for (const stored of listed.right) {
-          const material = await vault.right.get(stored.handle);
-          if (material._tag === 'Right' && redactor.register(stored.handle, material.right)._tag === 'Right')
-            registered += 1;
-        }
-      }
-      await vault.right.close();
-    }
+  const { vault } = await secrets.openUnattendedVault(home, env);
+  if (vault !== null) {
+    registered += await secrets.registerVaultSecrets(vault, redactor);
+    vault.close();
   }
   // Credentials this process holds in its environment (provider keys for workers and the native
   // agent, tokens) are matched exactly too, whatever their shape.
