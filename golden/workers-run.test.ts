@@ -5,13 +5,13 @@
  * sandboxed verify, approval and apply. The API key is in the CLI's
  * environment only; afterwards it must be in no file CrustCore wrote.
  */
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileVault, SecretHandle, SecretMaterial } from '@crustcore/secrets';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WorkerCliName } from '../packages/workers/src/index.js';
 import { startScriptedModel } from '../packages/workers/test/scripted-model.js';
-import { requireCli, TEST_API_KEY } from '../packages/workers/test/worker-harness.js';
+import { filesContaining, readTree, requireCli, TEST_API_KEY } from '../packages/workers/test/worker-harness.js';
 import { makeRepo, NODE_REPO } from './cli-harness.js';
 import { baseEnv, cli, cliAsync } from './daemon-harness.js';
 
@@ -22,21 +22,6 @@ const roots: string[] = [];
 afterAll(() => {
   for (const root of roots) rmSync(root, { recursive: true, force: true });
 });
-
-/** Every file under `dir` whose bytes contain `needle`. */
-function filesContaining(dir: string, needle: string): string[] {
-  const found: string[] = [];
-  const walk = (at: string): void => {
-    for (const entry of readdirSync(at, { withFileTypes: true })) {
-      const path = join(at, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.isFile() && statSync(path).size < 64 * 1024 * 1024 && readFileSync(path).includes(needle))
-        found.push(path);
-    }
-  };
-  walk(dir);
-  return found;
-}
 
 const WIRE = { codex: 'openai-responses', claude: 'anthropic-messages' } as const;
 const KEY_VARIABLE = { codex: 'OPENAI_API_KEY', claude: 'ANTHROPIC_API_KEY' } as const;
@@ -126,8 +111,8 @@ describe.each(CLIS)('golden: crustcore run --backend %s (the real CLI)', (name) 
 
       // The key is in no output and in no file under CRUSTCORE_HOME or the repository.
       expect(run.stdout + run.stderr + exported.stdout).not.toContain(TEST_API_KEY);
-      expect(filesContaining(box.home, TEST_API_KEY)).toEqual([]);
-      expect(filesContaining(box.repo, TEST_API_KEY)).toEqual([]);
+      expect(filesContaining(readTree(box.home), TEST_API_KEY)).toEqual([]);
+      expect(filesContaining(readTree(box.repo), TEST_API_KEY)).toEqual([]);
     } finally {
       await model.close();
     }
@@ -176,7 +161,7 @@ describe('golden: crustcore run --backend codex with the key in the vault, not t
       expect(run.status, run.stdout + run.stderr).toBe(0);
       expect(model.requests.length).toBeGreaterThanOrEqual(2);
       for (const request of model.requests) expect(request.headers.authorization).toBe(`Bearer ${TEST_API_KEY}`);
-      expect(filesContaining(join(box.home, 'projects'), TEST_API_KEY)).toEqual([]);
+      expect(filesContaining(readTree(join(box.home, 'projects')), TEST_API_KEY)).toEqual([]);
     } finally {
       await model.close();
     }
