@@ -55,7 +55,17 @@ module.exports = {
       comment: 'kernel, ledger, confine, sandbox and verify never import a pack.',
       severity: 'error',
       from: { path: '^packages/(kernel|ledger|confine|sandbox|verify)/src' },
-      to: { path: '^packages/(net|agent|workers|state|mcp|crustcore)/' },
+      to: { path: '^packages/(net|agent|workers|state|mcp|crustcore|runtime|daemon)/' },
+    },
+    {
+      name: 'runtime-uses-no-pack-code',
+      comment:
+        'The runtime is the spine every surface drives: it may read the agent tool-gate contract (types only) and load the secrets pack lazily for redaction, nothing else of the packs.',
+      severity: 'error',
+      from: { path: '^packages/runtime/src' },
+      to: {
+        path: '^packages/(net|workers|state|mcp|crustcore|daemon)/',
+      },
     },
     {
       name: 'packs-never-import-the-cli',

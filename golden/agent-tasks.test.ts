@@ -7,10 +7,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INVARIANT_REMINDER, onlyInsideWrappers, scriptedTrajectory } from '@crustcore/agent';
+import type { ApprovalChannel } from '@crustcore/runtime';
 import { FileVault, SecretHandle, SecretMaterial } from '@crustcore/secrets';
 import { describe, expect, it } from 'vitest';
-import { renderApprovalPrompt } from '../packages/crustcore/src/runtime/approval-channel.js';
-import type { ApprovalChannel } from '../packages/crustcore/src/runtime/ports.js';
+import { renderApprovalPrompt } from '../packages/crustcore/src/render/approval-channel.js';
 import { CALC_REPO, ledgerFrames, makeBox, runNative, toolMessages } from './agent/harness.js';
 import { registryFor, startModelServer } from './agent/model-server.js';
 

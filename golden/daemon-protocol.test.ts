@@ -7,6 +7,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ApprovalId, Hash32, TaskId } from '@crustcore/kernel';
+import type { ApprovalContext, ApprovalRequest } from '@crustcore/runtime';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { callAdmin } from '../packages/crustcore/src/daemon/admin-client.js';
@@ -22,7 +23,6 @@ import { KeyedQueue } from '../packages/crustcore/src/daemon/keyed-queue.js';
 import { runtimeTaskId } from '../packages/crustcore/src/daemon/run-job.js';
 import type { RunningJob } from '../packages/crustcore/src/daemon/supervisor.js';
 import { decodeTaskJobPayload } from '../packages/crustcore/src/daemon/task-job.js';
-import type { ApprovalContext, ApprovalRequest } from '../packages/crustcore/src/runtime/ports.js';
 import { rawAdmin, sleep, tempDir } from './daemon-harness.js';
 
 const request = (overrides: Partial<ApprovalRequest> = {}): ApprovalRequest =>

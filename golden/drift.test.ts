@@ -6,12 +6,11 @@
  */
 import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ApprovalChannel } from '@crustcore/runtime';
+import { randomIds, runTask } from '@crustcore/runtime';
 import { describe, expect, it } from 'vitest';
-import { approvalChannel } from '../packages/crustcore/src/runtime/approval-channel.js';
-import { silentNarrator } from '../packages/crustcore/src/runtime/narrator.js';
-import type { ApprovalChannel } from '../packages/crustcore/src/runtime/ports.js';
-import { runTask } from '../packages/crustcore/src/runtime/run-task.js';
-import { randomIds } from '../packages/crustcore/src/runtime/runtime-ids.js';
+import { approvalChannel } from '../packages/crustcore/src/render/approval-channel.js';
+import { silentNarrator } from '../packages/crustcore/src/render/narrator.js';
 import { ExternalCommandBackend } from '../packages/verify/src/index.js';
 import { makeRepo, NODE_REPO } from './cli-harness.js';
 

@@ -12,13 +12,12 @@ import { dirname, join, resolve } from 'node:path';
 import { type AgentEvent, createBackend, type NativeAgentBackend } from '@crustcore/agent';
 import { exportJsonl } from '@crustcore/ledger';
 import type { Trajectory } from '@crustcore/net';
+import type { ApprovalChannel } from '@crustcore/runtime';
+import { type RunTaskResult, randomIds, runTask } from '@crustcore/runtime';
 import { afterAll } from 'vitest';
 import { SAMPLE_FILES } from '../../packages/crustcore/src/demo/sample-repo.js';
-import { approvalChannel } from '../../packages/crustcore/src/runtime/approval-channel.js';
-import { silentNarrator } from '../../packages/crustcore/src/runtime/narrator.js';
-import type { ApprovalChannel } from '../../packages/crustcore/src/runtime/ports.js';
-import { type RunTaskResult, runTask } from '../../packages/crustcore/src/runtime/run-task.js';
-import { randomIds } from '../../packages/crustcore/src/runtime/runtime-ids.js';
+import { approvalChannel } from '../../packages/crustcore/src/render/approval-channel.js';
+import { silentNarrator } from '../../packages/crustcore/src/render/narrator.js';
 
 export const GOLDEN_AGENT_DIR = resolve(import.meta.dirname);
 export const DEMO_TRAJECTORY = join(GOLDEN_AGENT_DIR, 'demo-trajectory.json');

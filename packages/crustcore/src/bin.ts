@@ -4,11 +4,12 @@
  * may carry text from tools, workers or models, so nothing reaches the
  * terminal before the secrets pack's redactor has seen it.
  */
+
+import { loadRuntimeRedactor } from '@crustcore/runtime';
 import { ExitCode } from './cli/exit-codes.js';
 import { processIo, writeLine } from './cli/output.js';
 import { crustcoreHome } from './cli/paths.js';
 import { main } from './main.js';
-import { loadRuntimeRedactor } from './runtime/runtime-redactor.js';
 
 const io = processIo();
 

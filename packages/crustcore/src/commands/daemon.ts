@@ -14,6 +14,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { loadRuntimeRedactor } from '@crustcore/runtime';
 import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
@@ -26,7 +27,6 @@ import { adminSocketPath, daemonStateDir } from '../daemon/paths.js';
 import { runTaskJob } from '../daemon/run-job.js';
 import { openState, StateOpenError } from '../daemon/state-access.js';
 import { defaultOwnerName, Supervisor, type SupervisorLog } from '../daemon/supervisor.js';
-import { loadRuntimeRedactor } from '../runtime/runtime-redactor.js';
 
 const USAGE =
   'crustcore daemon [--database-url URL] [--state-dir DIR] [--workers N] [--owner NAME] [--lease-ms N] [--poll-ms N] [--approval-timeout SECONDS] [--json]';

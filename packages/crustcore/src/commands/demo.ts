@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { randomIds, runTask, SetupError } from '@crustcore/runtime';
 import { type Command, UsageError } from '../cli/command.js';
 import { requireFullBuild } from '../cli/edition.js';
 import { ExitCode } from '../cli/exit-codes.js';
@@ -17,10 +18,8 @@ import { type Io, writeLine } from '../cli/output.js';
 import { makeSampleRepository } from '../demo/make-sample.js';
 import { SAMPLE_FILES, SCRIPTED_EDITS } from '../demo/sample-repo.js';
 import { ScriptedBackend } from '../demo/scripted-backend.js';
-import { approvalChannel } from '../runtime/approval-channel.js';
-import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../runtime/narrator.js';
-import { runTask, SetupError } from '../runtime/run-task.js';
-import { randomIds } from '../runtime/runtime-ids.js';
+import { approvalChannel } from '../render/approval-channel.js';
+import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../render/narrator.js';
 
 const USAGE = 'crustcore demo [--agent scripted|native] [--json | --output-format stream-json]';
 

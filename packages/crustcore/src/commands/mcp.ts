@@ -16,6 +16,7 @@ import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Json } from '@crustcore/kernel';
+import { loadRuntimeRedactor } from '@crustcore/runtime';
 import type { Db } from '@crustcore/state';
 import { type Argv, splitArgv } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
@@ -29,7 +30,6 @@ import { type AdminReply, adminError, adminOk } from '../daemon/admin-protocol.j
 import { AdminSocketError, startAdminServer } from '../daemon/admin-server.js';
 import { mcpSocketDir, mcpStateDir } from '../daemon/paths.js';
 import { loadStatePlane, openState, StateOpenError } from '../daemon/state-access.js';
-import { loadRuntimeRedactor } from '../runtime/runtime-redactor.js';
 
 declare const CRUSTCORE_VERSION: string;
 const VERSION: string = typeof CRUSTCORE_VERSION === 'string' ? CRUSTCORE_VERSION : '0.0.0-dev';

@@ -2,11 +2,12 @@
  * Backends that live in packs (kept out of the nano bundle). Each loads its
  * pack only when asked for; a missing pack is an error that says what to do.
  */
+
+import type { ToolGate } from '@crustcore/runtime';
 import type { SandboxExecCap } from '@crustcore/sandbox';
 import type { CodingBackend } from '@crustcore/verify';
 import { UsageError } from '../cli/command.js';
 import { requireFullBuild } from '../cli/edition.js';
-import type { ToolGate } from '../runtime/tool-gate-types.js';
 
 export const PACK_BACKENDS: readonly string[] = ['codex', 'claude', 'native'];
 

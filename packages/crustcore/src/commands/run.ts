@@ -12,6 +12,8 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RiskProfile } from '@crustcore/kernel';
+import type { TaskOutcomeKind } from '@crustcore/runtime';
+import { randomIds, runTask, SetupError } from '@crustcore/runtime';
 import {
   type Argv,
   type CodingBackend,
@@ -23,11 +25,8 @@ import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
-import { approvalChannel } from '../runtime/approval-channel.js';
-import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../runtime/narrator.js';
-import { runTask, SetupError } from '../runtime/run-task.js';
-import { randomIds } from '../runtime/runtime-ids.js';
-import type { TaskOutcomeKind } from '../runtime/task-loop.js';
+import { approvalChannel } from '../render/approval-channel.js';
+import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../render/narrator.js';
 import { loadPackBackend, PACK_BACKENDS } from './pack-backends.js';
 
 const USAGE =

@@ -5,8 +5,8 @@
  * or a PostgreSQL URL given to the CLI directly).
  */
 import type { Json, TaskId } from '@crustcore/kernel';
+import { randomIds } from '@crustcore/runtime';
 import type { Db, JobRecord } from '@crustcore/state';
-import { randomIds } from '../runtime/runtime-ids.js';
 import type { StatePlane } from './supervisor.js';
 import { decodeTaskJobPayload, TASK_JOB_KIND, type TaskJobPayload, taskJobPayloadJson } from './task-job.js';
 

@@ -10,13 +10,12 @@
  * never collide with a dead attempt's leftovers.
  */
 import { type JobId, makeId, type TaskId } from '@crustcore/kernel';
+import type { TaskOutcomeKind } from '@crustcore/runtime';
+import { randomIds, runTask, SetupError } from '@crustcore/runtime';
 import { type Argv, type CodingBackend, detectVerifyCommand, ExternalCommandBackend } from '@crustcore/verify';
 import { UsageError } from '../cli/command.js';
 import { loadPackBackend } from '../commands/pack-backends.js';
-import { silentNarrator } from '../runtime/narrator.js';
-import { runTask, SetupError } from '../runtime/run-task.js';
-import { randomIds } from '../runtime/runtime-ids.js';
-import type { TaskOutcomeKind } from '../runtime/task-loop.js';
+import { silentNarrator } from '../render/narrator.js';
 import type { JobRunResult, RunningJob } from './supervisor.js';
 import type { TaskJobResult } from './task-job.js';
 

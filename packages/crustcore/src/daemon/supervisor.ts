@@ -17,8 +17,8 @@
  * for expiry: only the database's `now()` decides.
  */
 import { hostname } from 'node:os';
+import type { ApprovalChannel } from '@crustcore/runtime';
 import type { Db, JobLease } from '@crustcore/state';
-import type { ApprovalChannel } from '../runtime/ports.js';
 import type { ApprovalDesk } from './approval-desk.js';
 import { KeyedQueue } from './keyed-queue.js';
 import { decodeTaskJobPayload, TASK_JOB_KIND, type TaskJobPayload, type TaskJobResult } from './task-job.js';

@@ -6,8 +6,8 @@
  * end of input or a timeout are denials.
  */
 import { createInterface } from 'node:readline';
+import type { ApprovalChannel, ApprovalContext, ApprovalRequest } from '@crustcore/runtime';
 import type { Style } from '../cli/output.js';
-import type { ApprovalChannel, ApprovalContext, ApprovalRequest } from './ports.js';
 import { hasHiddenCharacters, sanitizeForTerminal } from './terminal-text.js';
 
 export interface TerminalIo {

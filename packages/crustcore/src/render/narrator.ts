@@ -5,8 +5,8 @@
  */
 import type { Writable } from 'node:stream';
 import type { Action, KernelEvent } from '@crustcore/kernel';
+import type { Narrator } from '@crustcore/runtime';
 import type { Style } from '../cli/output.js';
-import type { Narrator } from './ports.js';
 import { sanitizeForTerminal } from './terminal-text.js';
 
 const short = (hash: string | null | undefined): string => (hash ? hash.slice(0, 10) : '—');

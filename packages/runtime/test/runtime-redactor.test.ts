@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadRuntimeRedactor } from '../src/runtime/runtime-redactor.js';
+import { loadRuntimeRedactor } from '../src/index.js';
 
 const home = mkdtempSync(join(tmpdir(), 'crustcore-redactor-'));
 afterAll(() => rmSync(home, { recursive: true, force: true }));

@@ -1,0 +1,28 @@
+/**
+ * @crustcore/runtime: the effect executor every surface drives. It records each
+ * kernel event in the ledger before acting, steps the kernel, performs the
+ * returned actions through ports, and feeds outcomes back as events.
+ */
+export { LedgerRecorder, type Redact } from './ledger-recorder.js';
+export type {
+  ApprovalChannel,
+  ApprovalContext,
+  ApprovalRequest,
+  AttemptResult,
+  Attempts,
+  CommandRecord,
+  IntegrationResult,
+  Integrator,
+  Narrator,
+  PendingEvent,
+  Recorder,
+  Verifier,
+  VerifyOutcome,
+  Workspace,
+} from './ports.js';
+export { projectDirOf, type RunTaskOptions, type RunTaskResult, runTask, SetupError } from './run-task.js';
+export { type RuntimeIds, randomIds, randomToken } from './runtime-ids.js';
+export { loadRuntimeRedactor } from './runtime-redactor.js';
+export { TaskLoop, type TaskOutcome, type TaskOutcomeKind, type TaskPorts, type TaskSpec } from './task-loop.js';
+export type { ModelUsage, ToolCallOutcome, ToolCallRequest, ToolExecution, ToolGate } from './tool-gate-types.js';
+export { VerifySession, type VerifySessionOptions } from './verify-session.js';
