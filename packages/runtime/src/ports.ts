@@ -126,7 +126,10 @@ export type IntegrationResult =
 
 export interface Integrator {
   apply(approved: Approved, patchHash: Hash32): Promise<IntegrationResult>;
-  /** The patch text for the approval prompt and `crustcore diff`. */
+  /**
+   * The patch as a person should read it (viewPatch in @crustcore/verify): escaped, never lossy, with one
+   * `warning:` line first for each file that hides something. Safe to print on a terminal as it is.
+   */
   diffText(patchHash: Hash32): Promise<string | null>;
 }
 

@@ -16,6 +16,7 @@ import {
   commitVerifiedPatch,
   createTaskWorktree,
   type Diagnosis,
+  describeViewConcerns,
   type Repository,
   removeTaskWorktree,
   runBaselineVerify,
@@ -24,6 +25,7 @@ import {
   type VerifiedPatch,
   type VerifyRun,
   verifyPatch,
+  viewPatch,
 } from '@crustcore/verify';
 import type {
   AttemptResult,
@@ -338,7 +340,11 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
   async diffText(patchHash: Hash32): Promise<string | null> {
     const patch = this.#patch;
     if (patch === null || patch.sha256 !== patchHash) return null;
-    return Buffer.from(patch.bytes).toString('utf8');
+    // What a person reads must be the bytes that will be written: no lossy decoding, every hiding
+    // character escaped, and a warning line first for each file that hides something.
+    const view = viewPatch(patch.bytes);
+    const warnings = describeViewConcerns(view).map((line) => `warning: ${line}`);
+    return [...warnings, ...view.lines].join('\n');
   }
 
   async apply(approved: Approved, patchHash: Hash32): Promise<IntegrationResult> {

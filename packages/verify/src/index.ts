@@ -90,6 +90,28 @@ export {
   type StoredPatch,
   savePatchRecord,
 } from './patch-store.js';
+export { declaredNonUtf8Encoding, decodeBytes } from './patch-view/bytes.js';
+export {
+  CHARACTER_CONCERNS,
+  type CharacterConcern,
+  concernOf,
+  type EscapedText,
+  type EscapeFormat,
+  type EscapeOptions,
+  escapeConcerns,
+  escapeForPerson,
+  escapeHiding,
+  HIDING_CONCERNS,
+  visibleEscape,
+} from './patch-view/characters.js';
+export {
+  describeViewConcerns,
+  type FileView,
+  type PatchView,
+  patchViewRisks,
+  type ViewConcern,
+  viewPatch,
+} from './patch-view/patch-view.js';
 export {
   HUMAN_REVIEW_RISK_KINDS,
   needsApproval,

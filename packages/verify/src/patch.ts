@@ -14,6 +14,7 @@ import { classifyPath, type FileClass } from './file-class.js';
 import { GIT_DIFF_SAFETY_ARGS, type GitFailure, gitRawText, gitText, runGitAt } from './git.js';
 import { crustcoreHome, scratchDir } from './home.js';
 import type { FileMode } from './journal/record.js';
+import { patchViewRisks, viewPatch } from './patch-view/patch-view.js';
 import { RISK_SEVERITY, type Risk } from './risk.js';
 import { type TaskWorktree, worktreeLocation } from './worktree.js';
 
@@ -333,7 +334,7 @@ export async function extractPatch(
       bytes,
       sha256: sha256Hex(bytes),
       files,
-      risks: risksFor(files, symlinkTargets),
+      risks: [...risksFor(files, symlinkTargets), ...patchViewRisks(viewPatch(bytes))],
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });

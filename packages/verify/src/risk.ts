@@ -12,7 +12,8 @@ export type RiskKind =
   | 'config-changed'
   | 'executable-bit'
   | 'binary-file'
-  | 'symlink-outside';
+  | 'symlink-outside'
+  | 'hidden-content';
 
 export type RiskSeverity = 'info' | 'warn' | 'needs-approval';
 
@@ -31,6 +32,7 @@ export const RISK_SEVERITY: Readonly<Record<RiskKind, RiskSeverity>> = {
   'ci-workflow-changed': 'needs-approval',
   'secret-like-file': 'needs-approval',
   'symlink-outside': 'needs-approval',
+  'hidden-content': 'needs-approval',
   'lockfile-changed': 'warn',
   'config-changed': 'warn',
   'executable-bit': 'warn',

@@ -4,6 +4,7 @@
  * document (or one JSON object per line for streams) on stdout.
  */
 import type { Writable } from 'node:stream';
+import { guardOutput } from '../render/terminal-text.js';
 
 export interface Style {
   readonly bold: (s: string) => string;
@@ -45,8 +46,10 @@ export interface Io {
 
 export function processIo(): Io {
   return {
-    stdout: process.stdout,
-    stderr: process.stderr,
+    // Every write of the CLI's own output is guarded (render/terminal-text.ts): no command can send the
+    // terminal a control, bidi or invisible character it did not mean to, whatever it forgot to sanitize.
+    stdout: guardOutput(process.stdout),
+    stderr: guardOutput(process.stderr),
     stdin: process.stdin,
     env: process.env,
     cwd: process.cwd(),

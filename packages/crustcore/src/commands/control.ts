@@ -12,10 +12,12 @@
  */
 import { parseArgs } from 'node:util';
 import type { Json } from '@crustcore/kernel';
+import { escapeForPerson } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { askDaemon, asList, asRecord, CLIENT_OPTIONS, CLIENT_USAGE, socketOf, text } from '../daemon/admin-cli.js';
+import { colorDiffLine, seeWholePatch } from '../render/approval-channel.js';
 
 function idArgument(positionals: readonly string[], name: string): string {
   const [id, ...extra] = positionals;
@@ -90,8 +92,10 @@ function printApproval(io: Io, approval: Record<string, Json>): void {
     writeLine(io.stdout, `    ${text(f.status).padEnd(2)} ${text(f.path)} ${s.dim(`(${text(f.fileClass)})`)}`);
   }
   if (typeof approval.diffText === 'string') {
-    for (const line of approval.diffText.split('\n').slice(0, 200)) writeLine(io.stdout, `    ${line}`);
-    if (approval.diffTruncated === true) writeLine(io.stdout, s.dim('    … (diff truncated)'));
+    const lines = approval.diffText.split('\n');
+    for (const line of lines.slice(0, 200)) writeLine(io.stdout, `    ${colorDiffLine(escapeForPerson(line), s)}`);
+    if (approval.diffTruncated === true || lines.length > 200)
+      writeLine(io.stdout, s.dim(`    … shortened. ${seeWholePatch(text(approval.taskId))}`));
   }
 }
 

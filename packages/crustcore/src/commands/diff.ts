@@ -1,14 +1,23 @@
 /**
  * `crustcore diff TASK`: shows the task's latest patch (verified or not)
- * with its files and risks; `--export FILE` writes the exact patch bytes,
+ * with its files and risks, as a person should read it (viewPatch: escaped,
+ * never lossy, binary hunks named, never raw bytes on the terminal); `--export FILE` writes the exact patch bytes,
  * which `git apply` accepts; `--json` prints the record.
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { crustcoreHome, exportPatch, loadPatchRecord } from '@crustcore/verify';
+import {
+  crustcoreHome,
+  describeViewConcerns,
+  escapeForPerson,
+  exportPatch,
+  loadPatchRecord,
+  viewPatch,
+} from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { writeLine } from '../cli/output.js';
+import { colorDiffLine } from '../render/approval-channel.js';
 
 export const diffCommand: Command = {
   name: 'diff',
@@ -56,14 +65,22 @@ export const diffCommand: Command = {
       `${io.out.bold(taskId)} ${status} · base ${record.baseCommit.slice(0, 12)} · sha256 ${record.patchSha256.slice(0, 16)}`,
     );
     for (const file of record.files) {
-      const from = file.oldPath === null ? '' : `${file.oldPath} → `;
-      writeLine(io.stdout, `  ${file.status} ${from}${file.path}${file.binary ? ' (binary)' : ''} [${file.fileClass}]`);
+      const from = file.oldPath === null ? '' : `${escapeForPerson(file.oldPath)} → `;
+      const name = escapeForPerson(file.path);
+      writeLine(io.stdout, `  ${file.status} ${from}${name}${file.binary ? ' (binary)' : ''} [${file.fileClass}]`);
     }
     for (const risk of record.risks)
-      writeLine(io.stdout, `  ${io.out.yellow('risk')} ${risk.kind} (${risk.severity}): ${risk.detail}`);
+      writeLine(
+        io.stdout,
+        `  ${io.out.yellow('risk')} ${risk.kind} (${risk.severity}): ${escapeForPerson(risk.detail)}`,
+      );
+    const view = viewPatch(bytes);
+    for (const warning of describeViewConcerns(view)) writeLine(io.stdout, io.out.yellow(`  warning: ${warning}`));
     if (values.stat !== true) {
+      // The view, never the raw bytes: a terminal must not act on what the patch carries.
       writeLine(io.stdout);
-      io.stdout.write(Buffer.from(bytes));
+      for (const line of view.lines) writeLine(io.stdout, colorDiffLine(line, io.out));
+      writeLine(io.stdout, io.out.dim(`exact bytes for git apply: crustcore diff ${taskId} --export FILE`));
     }
     return ExitCode.ok;
   },

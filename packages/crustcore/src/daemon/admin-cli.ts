@@ -4,6 +4,7 @@
  * printing the reply for people or as JSON, and mapping errors to exit codes.
  */
 import type { Json } from '@crustcore/kernel';
+import { escapeForPerson } from '@crustcore/verify';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
@@ -71,4 +72,6 @@ export const asRecord = (value: Json | undefined): Record<string, Json> =>
 
 export const asList = (value: Json | undefined): readonly Json[] => (Array.isArray(value) ? value : []);
 
-export const text = (value: Json | undefined): string => (value === null || value === undefined ? '—' : String(value));
+/** A value the daemon sent, safe to print: whatever the daemon relays (goals, names, diffs) is escaped here too. */
+export const text = (value: Json | undefined): string =>
+  value === null || value === undefined ? '—' : escapeForPerson(String(value));

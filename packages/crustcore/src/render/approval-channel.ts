@@ -8,7 +8,7 @@
 import { createInterface } from 'node:readline';
 import type { ApprovalChannel, ApprovalContext, ApprovalRequest } from '@crustcore/runtime';
 import type { Style } from '../cli/output.js';
-import { hasHiddenCharacters, sanitizeForTerminal } from './terminal-text.js';
+import { hasHiddenCharacters, sanitizeForTerminal, sanitizeName } from './terminal-text.js';
 
 export interface TerminalIo {
   readonly input: NodeJS.ReadableStream & { isTTY?: boolean };
@@ -29,7 +29,7 @@ export function renderApprovalPrompt(request: ApprovalRequest, context: Approval
   if (context.files.length) {
     lines.push('  files     :');
     for (const f of context.files.slice(0, 40))
-      lines.push(`    ${f.status.padEnd(2)} ${sanitizeForTerminal(f.path)} ${style.dim(`(${f.fileClass})`)}`);
+      lines.push(`    ${f.status.padEnd(2)} ${sanitizeName(f.path)} ${style.dim(`(${f.fileClass})`)}`);
     if (context.files.length > 40) lines.push(`    … ${context.files.length - 40} more`);
   }
   if (context.diffText) {
@@ -42,21 +42,29 @@ export function renderApprovalPrompt(request: ApprovalRequest, context: Approval
     }
     const diffLines = sanitizeForTerminal(context.diffText).split('\n');
     lines.push('  diff      :');
-    for (const l of diffLines.slice(0, MAX_DIFF_LINES)) {
-      const colored =
-        l.startsWith('+') && !l.startsWith('+++')
-          ? style.green(l)
-          : l.startsWith('-') && !l.startsWith('---')
-            ? style.red(l)
-            : l;
-      lines.push(`    ${colored}`);
-    }
+    for (const l of diffLines.slice(0, MAX_DIFF_LINES)) lines.push(`    ${colorDiffLine(l, style)}`);
     if (diffLines.length > MAX_DIFF_LINES)
       lines.push(
-        style.dim(`    … ${diffLines.length - MAX_DIFF_LINES} more lines (crustcore diff --export ${request.taskId})`),
+        style.dim(
+          `    … ${diffLines.length - MAX_DIFF_LINES} more lines not shown here. ${seeWholePatch(request.taskId)}`,
+        ),
       );
   }
   return lines.join('\n');
+}
+
+/** How to see what a shortened view left out: the whole view, or the exact bytes. */
+export const seeWholePatch = (taskId: string): string =>
+  `See the whole patch: crustcore diff ${taskId}; the exact bytes: crustcore diff ${taskId} --export FILE`;
+
+/** Colours one line of a patch view (no-op styles off a terminal). */
+export function colorDiffLine(line: string, style: Style): string {
+  if (line.startsWith('warning: ')) return style.yellow(line);
+  if (line.startsWith('+') && !line.startsWith('+++')) return style.green(line);
+  if (line.startsWith('-') && !line.startsWith('---')) return style.red(line);
+  if (line.startsWith('@@')) return style.cyan(line);
+  if (line.startsWith('diff --git ')) return style.bold(line);
+  return line;
 }
 
 /** Reads one line; resolves to null on end of input or timeout. */

@@ -1,22 +1,61 @@
 /**
  * Makes untrusted text (diffs, model output, test logs) safe to print on a
- * terminal: escape sequences, other control characters, bidirectional
- * overrides and zero-width characters are shown as visible `\u{…}` escapes,
- * so a diff cannot repaint the screen, hide a line or reorder what the user
- * reads before approving it.
+ * terminal. The characters that matter are one table in @crustcore/verify
+ * (characters.ts), shared with the patch view and the verifier's
+ * `hidden-content` risk, so what a surface escapes and what needs a person
+ * cannot disagree.
+ * - `sanitizeForTerminal` (chat, logs, summaries) escapes what can hide or
+ *   reorder text: controls and escape sequences, characters some languages
+ *   read as line breaks, bidirectional controls, invisible characters.
+ * - `sanitizeName` (file names, anything a person matches against a path)
+ *   also escapes unusual spaces and look-alike letters.
+ * - `guardOutput` is the last line of defence: every write to the CLI's own
+ *   stdout and stderr passes through it, so a command that forgot to sanitize
+ *   still cannot send the terminal a control it did not mean to.
  */
-const INVISIBLE =
-  // C0 controls except \t and \n, DEL, C1 controls, bidi controls, zero-width and other invisible format characters.
-  /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2069\u206A-\u206F\uFEFF\uFFF9-\uFFFB]/g;
+import type { Writable } from 'node:stream';
+import { decodeBytes, escapeConcerns, escapeForPerson, escapeHiding, HIDING_CONCERNS } from '@crustcore/verify';
 
-export function sanitizeForTerminal(text: string): string {
-  return text.replace(INVISIBLE, (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`);
-}
+export const sanitizeForTerminal = (text: string): string => escapeHiding(text);
+
+export const sanitizeName = (name: string): string => escapeForPerson(name);
 
 /** True when the text had anything that sanitizing changed (worth a warning). */
-export const hasHiddenCharacters = (text: string): boolean => {
-  INVISIBLE.lastIndex = 0;
-  const found = INVISIBLE.test(text);
-  INVISIBLE.lastIndex = 0;
-  return found;
-};
+export const hasHiddenCharacters = (text: string): boolean =>
+  escapeConcerns(text, { only: HIDING_CONCERNS }).concerns.size > 0;
+
+// The only escape sequences the CLI itself writes: the styles of cli/output.ts.
+const OWN_SGR = /\u001b\[(?:1|2|22|31|32|33|36|39)m/g;
+
+/**
+ * Escapes every hiding character except the CLI's own style sequences. The
+ * escapes are JSON's `\uXXXX`, so a `--json` line stays valid JSON (inside a
+ * JSON string they mean the same character; JSON.stringify already escaped
+ * the controls).
+ */
+export function guardTerminalText(text: string): string {
+  let out = '';
+  let last = 0;
+  for (const match of text.matchAll(OWN_SGR)) {
+    const at = match.index ?? 0;
+    out += escapeHiding(text.slice(last, at), 'json') + match[0];
+    last = at + match[0].length;
+  }
+  return out + escapeHiding(text.slice(last), 'json');
+}
+
+/** The stream with every write guarded; everything else (isTTY, events, columns) is the stream's own. */
+export function guardOutput<T extends Writable>(stream: T): T {
+  const write = (chunk: unknown, ...rest: unknown[]): boolean => {
+    const text =
+      typeof chunk === 'string' ? chunk : chunk instanceof Uint8Array ? decodeBytes(chunk).text : String(chunk);
+    return (stream.write as (...args: unknown[]) => boolean)(guardTerminalText(text), ...rest);
+  };
+  return new Proxy(stream, {
+    get(target, property) {
+      if (property === 'write') return write;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
