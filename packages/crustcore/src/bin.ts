@@ -13,7 +13,23 @@ import { main } from './main.js';
 
 const io = processIo();
 
+const isClosedPipe = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === 'EPIPE';
+
+// A reader that went away (`crustcore … | head -1`) is not an error: stop quietly with exit 0.
+// Writing a report to the closed pipe would fail again, and a handler that keeps writing spins.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (isClosedPipe(error)) process.exit(ExitCode.ok);
+  });
+}
+
+let reporting = false;
+
 async function report(error: unknown): Promise<void> {
+  if (isClosedPipe(error)) process.exit(ExitCode.ok);
+  // One report: an error raised while reporting ends the process instead of looping.
+  if (reporting) process.exit(ExitCode.internal);
+  reporting = true;
   let text: string;
   try {
     const secrets = await import('@crustcore/secrets');

@@ -1,0 +1,102 @@
+/**
+ * CLI manners a newcomer notices first: a closed pipe (`crustcore … | head -1`)
+ * is a quiet exit 0 for every command, `help <command>` and "did you mean"
+ * work, `-v` prints the version.
+ *
+ * The closed pipe is made by construction, not by racing a reader: python3
+ * creates a pipe, closes its read end, then starts the CLI with the write end
+ * as stdout (or stderr), so the very first write fails with EPIPE.
+ */
+import { spawnSync } from 'node:child_process';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildCli, CLI, crustcore, makeRepo } from './cli-harness.js';
+
+beforeAll(() => buildCli(), 60_000);
+
+const CLOSED_PIPE_RUNNER = `
+import os, subprocess, sys
+which = sys.argv[1]
+r, w = os.pipe()
+os.close(r)
+out = w if which == "stdout" else subprocess.DEVNULL
+err = w if which == "stderr" else subprocess.DEVNULL
+child = subprocess.Popen(sys.argv[2:], stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+os.close(w)
+try:
+    print(child.wait(timeout=90))
+except subprocess.TimeoutExpired:
+    child.kill()
+    print("hung")
+`;
+
+function runWithClosedPipe(which: 'stdout' | 'stderr', args: readonly string[], home: string): string {
+  const result = spawnSync('python3', ['-c', CLOSED_PIPE_RUNNER, which, process.execPath, CLI, ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, CRUSTCORE_HOME: home, NO_COLOR: '1' },
+  });
+  return (result.stdout + result.stderr).trim();
+}
+
+const COMMANDS_WITH_OUTPUT: readonly (readonly string[])[] = [
+  ['--help'],
+  ['--version'],
+  ['doctor'],
+  ['doctor', '--json'],
+  ['models'],
+  ['help', 'run'],
+  ['nonexistent-command'],
+  ['run', '--no-such-option'],
+];
+
+describe('a closed pipe is a quiet exit 0', () => {
+  it('every command answering --help', () => {
+    const box = makeRepo({ 'a.txt': 'a\n' });
+    const help = crustcore(box, ['--help']);
+    const names = [...help.stdout.matchAll(/^ {2}(\S+) {2,}/gm)].map((m) => m[1] as string);
+    expect(names.length).toBeGreaterThan(10);
+    const results = names.map((name) => `${name}: ${runWithClosedPipe('stdout', [name, '--help'], box.home)}`);
+    expect(results).toEqual(names.map((name) => `${name}: 0`));
+  }, 600_000);
+
+  it.each(COMMANDS_WITH_OUTPUT)('%s … on a closed stdout and on a closed stderr', (...args) => {
+    // A stream the command writes to is closed: exit 0. A stream it does not write to is closed:
+    // its own exit code. Never an internal error (70), never a hang.
+    const box = makeRepo({ 'a.txt': 'a\n' });
+    const open = crustcore(box, args);
+    for (const which of ['stdout', 'stderr'] as const) {
+      const wrote = (which === 'stdout' ? open.stdout : open.stderr).length > 0;
+      expect(runWithClosedPipe(which, args, box.home), which).toBe(wrote ? '0' : String(open.status));
+    }
+  });
+
+  it('control: with an open pipe the same commands write their output (the pipe was really closed above)', () => {
+    const box = makeRepo({ 'a.txt': 'a\n' });
+    expect(crustcore(box, ['doctor']).stdout.length).toBeGreaterThan(0);
+    expect(crustcore(box, ['nonexistent-command']).stderr).toContain('unknown command');
+  });
+});
+
+describe('help and names', () => {
+  it('help <command> is <command> --help; -v prints the version', () => {
+    const box = makeRepo({ 'a.txt': 'a\n' });
+    const viaHelp = crustcore(box, ['help', 'run']);
+    expect(viaHelp.status).toBe(0);
+    expect(viaHelp.stdout).toBe(crustcore(box, ['run', '--help']).stdout);
+    expect(viaHelp.stdout).toContain('Usage: crustcore run');
+    expect(crustcore(box, ['-v']).stdout).toMatch(/^crustcore \d+\.\d+\.\d+/);
+  });
+
+  it('a misspelt command suggests the right one and exits 2 (usage)', () => {
+    const box = makeRepo({ 'a.txt': 'a\n' });
+    for (const [typo, meant] of [
+      ['rnu', 'run'],
+      ['inspekt', 'inspect'],
+      ['dotor', 'doctor'],
+    ] as const) {
+      const run = crustcore(box, [typo]);
+      expect(run.status).toBe(2);
+      expect(run.stderr).toContain(`Did you mean "${meant}"`);
+    }
+    expect(crustcore(box, ['help', 'nope']).status).toBe(2);
+  });
+});
