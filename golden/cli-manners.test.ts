@@ -8,8 +8,12 @@
  * as stdout (or stderr), so the very first write fails with EPIPE.
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildCli, CLI, crustcore, makeRepo } from './cli-harness.js';
+import { buildCli, CLI, crustcore, makeRepo, NODE_REPO, REPO_ROOT } from './cli-harness.js';
+
+const CONFINE = join(REPO_ROOT, 'packages/confine/dist/index.js');
 
 beforeAll(() => buildCli(), 60_000);
 
@@ -98,5 +102,47 @@ describe('help and names', () => {
       expect(run.stderr).toContain(`Did you mean "${meant}"`);
     }
     expect(crustcore(box, ['help', 'nope']).status).toBe(2);
+  });
+});
+
+describe('temp directories', () => {
+  it('a run leaves nothing in the temp directory (control: the directory was used)', () => {
+    const box = makeRepo(NODE_REPO);
+    const tmp = mkdtempSync(join(box.root, 'tmp-'));
+    const run = spawnSync(
+      process.execPath,
+      [
+        CLI,
+        'run',
+        '--goal',
+        'fix add',
+        '--worker',
+        'sh -c "sed -i \'s/a - b/a + b/\' src/math.js"',
+        '--approve',
+        'auto',
+        '--json',
+      ],
+      {
+        cwd: box.repo,
+        encoding: 'utf8',
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: box.root,
+          CRUSTCORE_HOME: box.home,
+          NO_COLOR: '1',
+          TMPDIR: tmp,
+        },
+      },
+    );
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    expect(readdirSync(tmp)).toEqual([]);
+    // Control: git's private HOME is made under TMPDIR while the process runs.
+    const probe = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', `const c = await import(${JSON.stringify(CONFINE)}); console.log(c.gitEnv().HOME)`],
+      { encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: tmp } },
+    );
+    expect(probe.stdout.trim().startsWith(tmp), probe.stderr).toBe(true);
+    expect(readdirSync(tmp)).toEqual([]);
   });
 });

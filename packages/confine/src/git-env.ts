@@ -39,9 +39,22 @@ export function emptyGitHome(): string {
       // Removed from under us: make a new one below.
     }
   }
-  emptyHome = mkdtempSync(join(tmpdir(), 'crustcore-git-home-'));
-  chmodSync(emptyHome, 0o700);
-  return emptyHome;
+  const made = mkdtempSync(join(tmpdir(), 'crustcore-git-home-'));
+  chmodSync(made, 0o700);
+  if (emptyHome === null) process.once('exit', removeEmptyGitHome);
+  emptyHome = made;
+  return made;
+}
+
+/** Leaves no directory behind in the temp directory when the process ends. */
+function removeEmptyGitHome(): void {
+  if (emptyHome === null) return;
+  try {
+    rmSync(emptyHome, { recursive: true, force: true });
+  } catch {
+    // Best effort at exit: a directory we cannot remove is left for the temp cleaner.
+  }
+  emptyHome = null;
 }
 
 export interface GitEnvOptions {
