@@ -6,7 +6,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { anyCase, type Detector, exactly } from './detector-model.js';
-import { lettersAndDigits, looksLikeKey, looksLikePlaceholder, looksRandom } from './value-checks.js';
+import { lettersAndDigits, looksLikeExampleToken, looksLikeKey, looksLikePlaceholder, looksRandom } from './value-checks.js';
 
 /** `name = value`, `name: "value"`, `"name": "value"`, `name := value`, `name => value`. */
 const ASSIGNMENT = `["']?\\s{0,5}(?::=|=>|[:=])\\s{0,5}["']?`;
@@ -23,6 +23,14 @@ const SECRET_WORDS = ['password', 'passwd', 'pass', 'pwd', 'secret', 'token'];
 const KEY_WORDS = ['api', 'access', 'secret', 'private', 'signing', 'encryption', 'master', 'app'];
 
 const SECRET_NAME = `(?:${SECRET_WORDS.map(spellings).join('|')}|(?:${KEY_WORDS.map(spellings).join('|')})[_.-]?${spellings('key')})`;
+
+const PEM_SPACE = '(?: |%20|\\+)';
+
+/** `/`, or `%2F` when a URL travels URL-encoded inside another URL. */
+const SLASH = '(?:\\/|%2F|%2f)';
+
+/** A YAML env entry names its value one line earlier: `- name: DB_PASSWORD` / `value: "…"`. */
+const NAMED_VALUE_NAME = '[A-Za-z0-9_]{0,40}(?:PASSWORD|PASSWD|SECRET|TOKEN|KEY|Password|Secret|Token|Key)[A-Za-z0-9_]{0,20}';
 
 /** Is this `Basic` value base64 of `user:password`? */
 function isBasicCredential(value: string): boolean {
@@ -42,8 +50,8 @@ const awsSecretAccept = (value: string): boolean => !/EXAMPLE/i.test(value) && l
 export const CONTEXT_DETECTORS: readonly Detector[] = [
   {
     id: 'private-key',
-    source:
-      '()(-----BEGIN(?: [A-Z0-9]{1,12}){0,3} PRIVATE KEY(?: BLOCK)?-----(?:[\\s\\S]{0,16384}?-----END(?: [A-Z0-9]{1,12}){0,3} PRIVATE KEY(?: BLOCK)?-----|[\\s\\S]{0,16384}))',
+    // A space may be URL-encoded (%20 or +) when a key travels in a query string.
+    source: `()(-----BEGIN(?:${PEM_SPACE}[A-Z0-9]{1,12}){0,3}${PEM_SPACE}PRIVATE${PEM_SPACE}KEY(?:${PEM_SPACE}BLOCK)?-----(?:[\\s\\S]{0,16384}?-----END(?:${PEM_SPACE}[A-Z0-9]{1,12}){0,3}${PEM_SPACE}PRIVATE${PEM_SPACE}KEY(?:${PEM_SPACE}BLOCK)?-----|[\\s\\S]{0,16384}))`,
     flags: 'g',
     // An unterminated block is redacted to the bound: failing closed beats leaking the key body.
     maxMatchLength: 16_384 + 2 * 70,
@@ -101,21 +109,30 @@ export const CONTEXT_DETECTORS: readonly Detector[] = [
   },
   {
     id: 'discord-webhook',
-    source: '(https:\\/\\/(?:ptb\\.|canary\\.)?discord(?:app)?\\.com\\/api\\/webhooks\\/)([0-9]{17,20}\\/[A-Za-z0-9_-]{60,68})(?![A-Za-z0-9_-])',
+    source: `((?:ptb\\.|canary\\.)?discord(?:app)?\\.com${SLASH}api${SLASH}webhooks${SLASH})([0-9]{17,20}${SLASH}[A-Za-z0-9_-]{60,68})(?![A-Za-z0-9_-])`,
     flags: 'g',
-    maxMatchLength: 48 + 21 + 68,
+    maxMatchLength: 48 + 23 + 68,
     trigger: null,
-    anchors: [exactly('https:')],
+    anchors: [exactly('discord'), exactly('ptb.discord'), exactly('canary.discord')],
     accept: null,
   },
   {
     id: 'slack-webhook',
-    source: '(https:\\/\\/hooks\\.slack\\.com\\/(?:services|workflows|triggers)\\/)([A-Za-z0-9]{8,14}\\/[A-Za-z0-9]{8,14}\\/[A-Za-z0-9]{16,64})(?![A-Za-z0-9])',
+    source: `(hooks\\.slack\\.com${SLASH}(?:services|workflows|triggers)${SLASH})([A-Za-z0-9]{8,14}${SLASH}[A-Za-z0-9]{8,14}${SLASH}[A-Za-z0-9]{16,64})(?![A-Za-z0-9])`,
     flags: 'g',
-    maxMatchLength: 40 + 15 + 15 + 64,
+    maxMatchLength: 40 + 17 + 17 + 64,
     trigger: null,
-    anchors: [exactly('https:')],
-    accept: (value) => lettersAndDigits(value.slice(value.lastIndexOf('/') + 1)),
+    anchors: [exactly('hooks.slack.com')],
+    accept: (value) => !looksLikeExampleToken(value.slice(value.search(/[A-Za-z0-9]{16,64}$/))),
+  },
+  {
+    id: 'secret-assignment',
+    source: `(?<![A-Za-z0-9])(name:\\s{0,3}["']?${NAMED_VALUE_NAME}["']?[ \\t]{0,20}\\r?\\n[ \\t]{0,20}(?:-[ \\t]{1,4})?value:\\s{0,3}["']?)([^\\s"'\`&,;<>]{8,200})`,
+    flags: 'g',
+    maxMatchLength: 10 + 62 + 50 + 12 + 200,
+    trigger: null,
+    anchors: [exactly('name:')],
+    accept: looksRandom,
   },
   {
     id: 'jwt',

@@ -107,7 +107,10 @@ const AI_PROVIDERS: Detector[] = [
     accept: (v) => randomMixed(v) && !looksLikeExampleToken(v.slice(7)),
   }),
   prefixed('openai-key', ['sk-'], `(?:proj-|svcacct-|admin-)?[${B64U}]{20,250}`, 258, null, { accept: openAiLike }),
-  prefixed('huggingface-token', ['hf_'], `[${AN}]{34}`, 34, AN, { accept: mixedAfter(3) }),
+  // User access tokens are letters only: accept mixed case rather than demand digits.
+  prefixed('huggingface-token', ['hf_'], `[${AN}]{34}`, 34, AN, {
+    accept: (v) => /[a-z]/.test(v) && /[A-Z]/.test(v) && !looksLikeExampleToken(v.slice(3)),
+  }),
   prefixed('huggingface-token', ['api_org_'], `[${AN}]{34}`, 34, AN),
   prefixed('groq-key', ['gsk_'], `[${AN}]{52}`, 52, AN),
   prefixed('xai-key', ['xai-'], `[${AN}]{80}`, 80, AN),

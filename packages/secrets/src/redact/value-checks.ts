@@ -81,8 +81,8 @@ export const randomMixed = (value: string): boolean => LOWER.test(value) && UPPE
 /** Letters and digits both present: true of nearly every random key, false of words and numbers. */
 export const lettersAndDigits = (value: string): boolean => DIGIT.test(value) && (LOWER.test(value) || UPPER.test(value));
 
-/** `process.env.X`, `config.auth.token`, `getPassword(user)`: code that fetches a secret, not the secret. */
-const CODE_REFERENCE = /^[A-Za-z_$][A-Za-z_$]{2,}(?:\.[A-Za-z_$][A-Za-z_$]{2,})+$|\(/;
+/** `process.env.X`, `os.environ[…]`, `getPassword(user)`: code that fetches a secret, not the secret. */
+const CODE_REFERENCE = /^[A-Za-z_$][A-Za-z_$]{2,}(?:\.[A-Za-z_$][A-Za-z_$]{2,})+(?:\[.{0,200})?$|\(/;
 
 /** Free-form secrets (passwords, tokens in assignments): not a placeholder, not code, not low-entropy. */
 export function looksRandom(value: string): boolean {
