@@ -82,7 +82,7 @@ export const randomMixed = (value: string): boolean => LOWER.test(value) && UPPE
 export const lettersAndDigits = (value: string): boolean => DIGIT.test(value) && (LOWER.test(value) || UPPER.test(value));
 
 /** `process.env.X`, `os.environ[…]`, `getPassword(user)`: code that fetches a secret, not the secret. */
-const CODE_REFERENCE = /^[A-Za-z_$][A-Za-z_$]{2,}(?:\.[A-Za-z_$][A-Za-z_$]{2,})+(?:\[.{0,200})?$|\(/;
+const CODE_REFERENCE = /^[A-Za-z_$]{2,40}(?:\.[A-Za-z_$]{2,40})+(?:\[.{0,200})?$|\(/;
 
 /** Free-form secrets (passwords, tokens in assignments): not a placeholder, not code, not low-entropy. */
 export function looksRandom(value: string): boolean {
