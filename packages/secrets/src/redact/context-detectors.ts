@@ -136,7 +136,9 @@ export const CONTEXT_DETECTORS: readonly Detector[] = [
   },
   {
     id: 'jwt',
-    source: '\\b()(eyJ[A-Za-z0-9_-]{8,4096}\\.eyJ[A-Za-z0-9_-]{8,4096}\\.[A-Za-z0-9_-]{8,4096})',
+    // Each segment is taken whole, never backtracked: (?=(x))\\3 is an atomic group in JavaScript.
+    source:
+      '\\b()(eyJ(?=([A-Za-z0-9_-]{8,4096}))\\3\\.eyJ(?=([A-Za-z0-9_-]{8,4096}))\\4\\.(?=([A-Za-z0-9_-]{8,4096}))\\5)',
     flags: 'g',
     maxMatchLength: 3 * 4096 + 8,
     trigger: 'eyJ',

@@ -37,10 +37,14 @@ export class DetectorSet {
   scan(text: string, from: number, sink: DetectorMatchSink, stats?: DetectorScanStats): void {
     if (this.runnable.length === 0) return;
     const runnable = this.runnable;
+    // Like a global regex, a detector does not start again inside its own last match: an anchor
+    // repeated inside a long match (a PEM body) would otherwise cost one bounded attempt each.
+    const lastEnd = new Int32Array(runnable.length).fill(-1);
     this.#gate.scan(
       text,
       from,
       (index, start) => {
+        if (start < lastEnd[index]!) return;
         const { detector, regex } = runnable[index]!;
         if (stats !== undefined) stats.regexAttempts++;
         regex.lastIndex = start;
@@ -50,6 +54,7 @@ export class DetectorSet {
         const value = match[2] ?? '';
         if (value.length === 0 || (detector.accept !== null && !detector.accept(value, context))) return;
         const valueStart = match.index + context.length;
+        lastEnd[index] = valueStart + value.length;
         sink(index, match.index, valueStart, valueStart + value.length);
       },
       stats,
