@@ -9,8 +9,8 @@
  * credential corpus (packages/secrets/test/fixtures/credential-corpus.ts).
  */
 import { DETECTOR_IDS, Redactor, SecretHandle, SecretMaterial } from '@crustcore/secrets';
-import { generateCredentialCorpus } from '../packages/secrets/test/fixtures/credential-corpus.js';
 import { scoreCorpus } from '../packages/secrets/test/fixtures/corpus-metrics.js';
+import { generateCredentialCorpus } from '../packages/secrets/test/fixtures/credential-corpus.js';
 import { type BenchRow, ratio, report, runCases } from './harness.js';
 
 const MIB = 1024 * 1024;
@@ -179,7 +179,10 @@ for (const [name, redactor] of [
   ['original 13 detectors', originalDetectorsOnly],
 ] as const) {
   const score = scoreCorpus(redactor, corpus);
-  const bare = scoreCorpus(redactor, corpus.filter((s) => s.bare));
+  const bare = scoreCorpus(
+    redactor,
+    corpus.filter((s) => s.bare),
+  );
   report(
     `credential corpus, ${name}`,
     `recall ${score.recall.toFixed(3)}, precision ${score.precision.toFixed(3)} (${score.positives} positives, ${score.negatives} negatives); bare samples recall ${bare.recall.toFixed(3)}`,

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DETECTOR_IDS, Redactor } from '../src/index.js';
-import { CONTEXT_NAMES, FORMATS, generateCredentialCorpus, NEGATIVE_KINDS } from './fixtures/credential-corpus.js';
 import { scoreCorpus } from './fixtures/corpus-metrics.js';
+import { CONTEXT_NAMES, FORMATS, generateCredentialCorpus, NEGATIVE_KINDS } from './fixtures/credential-corpus.js';
 
 /** The thirteen detectors the redactor had before the catalog grew: the control. */
 const ORIGINAL_DETECTORS = DETECTOR_IDS.filter((id) =>
@@ -32,7 +32,9 @@ describe('detectors on the independent credential corpus', () => {
     expect(source).not.toMatch(/from ['"][./]*src\//);
     expect(CONTEXT_NAMES.length).toBeGreaterThanOrEqual(8);
     expect(FORMATS.length).toBeGreaterThanOrEqual(40);
-    expect(NEGATIVE_KINDS).toEqual(expect.arrayContaining(['git-sha', 'sha256', 'uuid', 'npm-integrity', 'base64-image']));
+    expect(NEGATIVE_KINDS).toEqual(
+      expect.arrayContaining(['git-sha', 'sha256', 'uuid', 'npm-integrity', 'base64-image']),
+    );
   });
 
   it('recall ≥ 0.95 and precision ≥ 0.95 with every detector; every format ≥ 0.9', () => {

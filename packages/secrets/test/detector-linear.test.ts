@@ -9,7 +9,7 @@
 import { checkSync } from 'recheck';
 import { describe, expect, it } from 'vitest';
 import { DETECTORS, type Detector } from '../src/index.js';
-import { DetectorSet, type DetectorScanStats } from '../src/redact/detector-scan.js';
+import { type DetectorScanStats, DetectorSet } from '../src/redact/detector-scan.js';
 
 const KIB = 1024;
 
@@ -56,14 +56,21 @@ function unboundedQuantifiers(source: string): string[] {
 function stepsOn(set: DetectorSet, text: string): { steps: number; longest: number } {
   const stats: DetectorScanStats = { anchorChecks: 0, candidates: 0, regexAttempts: 0 };
   let longest = 0;
-  set.scan(text, 0, (_, matchStart, _valueStart, valueEnd) => (longest = Math.max(longest, valueEnd - matchStart)), stats);
+  set.scan(
+    text,
+    0,
+    (_, matchStart, _valueStart, valueEnd) => (longest = Math.max(longest, valueEnd - matchStart)),
+    stats,
+  );
   return { steps: stats.anchorChecks + stats.regexAttempts, longest };
 }
 
 describe('detectors run in linear time', () => {
   const unique = [...new Map(DETECTORS.map((d) => [`${d.flags}/${d.source}`, d])).values()];
 
-  it('quadrupling an adversarial input at most quadruples the scan steps, and matches keep their bound', { timeout: 600_000 }, () => {
+  it('quadrupling an adversarial input at most quadruples the scan steps, and matches keep their bound', {
+    timeout: 600_000,
+  }, () => {
     const all = new DetectorSet(DETECTORS);
     for (const detector of unique) {
       const alone = new DetectorSet([detector]);
@@ -103,7 +110,9 @@ describe('detectors run in linear time', () => {
     expect(unboundedQuantifiers('[a+]{1,4}\\+x{2,}')).toEqual(['{2,}']);
   });
 
-  it('recheck finds no exponential backtracking; its polynomial verdicts are on fully bounded patterns', { timeout: 1_800_000 }, () => {
+  it('recheck finds no exponential backtracking; its polynomial verdicts are on fully bounded patterns', {
+    timeout: 1_800_000,
+  }, () => {
     // recheck analyses a pattern as if it ran unanchored to any length; with every quantifier bounded,
     // a "polynomial" verdict is a constant per attempt (≤ the bound), which the step test above covers.
     const verdicts = unique.map((d) => {

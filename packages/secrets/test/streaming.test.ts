@@ -167,7 +167,8 @@ describe('streaming with every detector format', () => {
   // look-behind and look-back sits near some split point.
   const corpus = generateCredentialCorpus(7, 1, 0);
   const perFormat = new Map<string, LabelledSample>();
-  for (const sample of corpus) if (!perFormat.has(sample.kind) && sample.text.length < 400) perFormat.set(sample.kind, sample);
+  for (const sample of corpus)
+    if (!perFormat.has(sample.kind) && sample.text.length < 400) perFormat.set(sample.kind, sample);
   const samples = [...perFormat.values()];
   const text = `${'ordinary log line\n'.repeat(40)}${samples.map((s) => s.text).join('\n')}\n`;
   const redactor = redactorWith(SECRETS);

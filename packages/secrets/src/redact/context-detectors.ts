@@ -6,7 +6,13 @@
  */
 import { Buffer } from 'node:buffer';
 import { anyCase, type Detector, exactly } from './detector-model.js';
-import { lettersAndDigits, looksLikeExampleToken, looksLikeKey, looksLikePlaceholder, looksRandom } from './value-checks.js';
+import {
+  lettersAndDigits,
+  looksLikeExampleToken,
+  looksLikeKey,
+  looksLikePlaceholder,
+  looksRandom,
+} from './value-checks.js';
 
 /** `name = value`, `name: "value"`, `"name": "value"`, `name := value`, `name => value`. */
 const ASSIGNMENT = `["']?\\s{0,5}(?::=|=>|[:=])\\s{0,5}["']?`;
@@ -30,7 +36,8 @@ const PEM_SPACE = '(?: |%20|\\+)';
 const SLASH = '(?:\\/|%2F|%2f)';
 
 /** A YAML env entry names its value one line earlier: `- name: DB_PASSWORD` / `value: "…"`. */
-const NAMED_VALUE_NAME = '[A-Za-z0-9_]{0,40}(?:PASSWORD|PASSWD|SECRET|TOKEN|KEY|Password|Secret|Token|Key)[A-Za-z0-9_]{0,20}';
+const NAMED_VALUE_NAME =
+  '[A-Za-z0-9_]{0,40}(?:PASSWORD|PASSWD|SECRET|TOKEN|KEY|Password|Secret|Token|Key)[A-Za-z0-9_]{0,20}';
 
 /** Is this `Basic` value base64 of `user:password`? */
 function isBasicCredential(value: string): boolean {
@@ -81,7 +88,8 @@ export const CONTEXT_DETECTORS: readonly Detector[] = [
   },
   {
     id: 'azure-storage-key',
-    source: '(?<![A-Za-z0-9])((?:AccountKey|SharedAccessKey)=)([A-Za-z0-9+/]{43}=|[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])',
+    source:
+      '(?<![A-Za-z0-9])((?:AccountKey|SharedAccessKey)=)([A-Za-z0-9+/]{43}=|[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])',
     flags: 'gi',
     maxMatchLength: 16 + 88,
     trigger: null,
@@ -171,9 +179,10 @@ export const CONTEXT_DETECTORS: readonly Detector[] = [
     flags: 'g',
     maxMatchLength: 16 + 14 + 200,
     trigger: null,
-    anchors: [...SECRET_WORDS.filter((w) => w !== 'passwd' && w !== 'password'), ...KEY_WORDS.filter((w) => w !== 'secret')].map(
-      anyCase,
-    ),
+    anchors: [
+      ...SECRET_WORDS.filter((w) => w !== 'passwd' && w !== 'password'),
+      ...KEY_WORDS.filter((w) => w !== 'secret'),
+    ].map(anyCase),
     accept: looksRandom,
   },
 ];

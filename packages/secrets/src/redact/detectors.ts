@@ -19,8 +19,8 @@ import { DETECTOR_IDS, type DetectorId } from './detector-ids.js';
 import type { Detector } from './detector-model.js';
 import { TOKEN_FORMAT_DETECTORS } from './token-formats.js';
 
-export type { Anchor, Detector } from './detector-model.js';
 export { DETECTOR_IDS, type DetectorId } from './detector-ids.js';
+export type { Anchor, Detector } from './detector-model.js';
 export {
   characterClassCount,
   looksLikeExampleToken,

@@ -97,7 +97,8 @@ export class DetectorGate {
     const c0 = foldedCode(entry.text.charCodeAt(0));
     const c1 = foldedCode(entry.text.charCodeAt(1));
     // A two-character anchor is filed under every third character.
-    const thirds = entry.text.length >= 3 ? [foldedCode(entry.text.charCodeAt(2))] : Array.from({ length: CODE_COUNT }, (_, i) => i);
+    const thirds =
+      entry.text.length >= 3 ? [foldedCode(entry.text.charCodeAt(2))] : Array.from({ length: CODE_COUNT }, (_, i) => i);
     for (const c2 of thirds) {
       const key = (c0 << 12) | (c1 << 6) | c2;
       this.#bits[key >>> 5]! |= 1 << (key & 31);

@@ -144,7 +144,13 @@ const CLOUDS: Detector[] = [
   prefixed('pulumi-token', ['pul-'], '[0-9a-f]{40}', 40, AN),
   prefixed('tailscale-key', ['tskey-'], `[a-z]{3,8}-[${AN}]{6,20}-[${AN}]{20,64}`, 94, AN),
   prefixed('vault-token', ['hvs.', 'hvb.', 'hvr.'], `[${B64U}]{24,250}`, 250, null, { accept: mixedAfter(4) }),
-  prefixed('doppler-token', ['dp.pt.', 'dp.st.', 'dp.sa.', 'dp.ct.', 'dp.scim.', 'dp.audit.'], `(?:[a-z0-9_-]{1,40}\\.)?[${AN}]{40,44}`, 85, AN),
+  prefixed(
+    'doppler-token',
+    ['dp.pt.', 'dp.st.', 'dp.sa.', 'dp.ct.', 'dp.scim.', 'dp.audit.'],
+    `(?:[a-z0-9_-]{1,40}\\.)?[${AN}]{40,44}`,
+    85,
+    AN,
+  ),
   tokenDetector({
     id: 'terraform-token',
     prefixes: [],
@@ -180,9 +186,16 @@ const PAYMENTS: Detector[] = [
 ];
 
 const MESSAGING: Detector[] = [
-  prefixed('slack-token', ['xoxb-', 'xoxp-', 'xoxa-', 'xoxo-', 'xoxs-', 'xoxr-', 'xoxe-', 'xoxe.'], `[${AN}.-]{10,250}`, 250, null, {
-    accept: (v) => /[0-9]/.test(v) && !looksLikeExampleToken(v.slice(5)),
-  }),
+  prefixed(
+    'slack-token',
+    ['xoxb-', 'xoxp-', 'xoxa-', 'xoxo-', 'xoxs-', 'xoxr-', 'xoxe-', 'xoxe.'],
+    `[${AN}.-]{10,250}`,
+    250,
+    null,
+    {
+      accept: (v) => /[0-9]/.test(v) && !looksLikeExampleToken(v.slice(5)),
+    },
+  ),
   prefixed('slack-token', ['xapp-'], `[0-9]-[${AN}-]{10,250}`, 252, null),
   prefixed('sendgrid-key', ['SG.'], `[${B64U}]{22}\\.[${B64U}]{43}`, 66, B64U),
   prefixed('twilio-key', ['AC', 'SK'], '[0-9a-f]{32}', 32, AN),

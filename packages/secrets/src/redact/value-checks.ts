@@ -45,7 +45,8 @@ export const looksLikePlaceholder = (value: string): boolean => PLACEHOLDER.test
  * Words that only documentation puts inside a token (AWS's `…EXAMPLE` keys,
  * `ghp_your_token_here`), and filler runs. Bounded: every quantifier is small.
  */
-const EXAMPLE_WORDS = /example|sample|dummy|placeholder|your[_-]|[_-]here\b|redacted|changeme|xxxx|\*\*\*\*|<|>|\$\{|\{\{/i;
+const EXAMPLE_WORDS =
+  /example|sample|dummy|placeholder|your[_-]|[_-]here\b|redacted|changeme|xxxx|\*\*\*\*|<|>|\$\{|\{\{/i;
 
 /** A run of six ascending characters (`123456`, `abcdef`): typed by a person, not drawn at random. */
 function hasAscendingRun(value: string, run: number): boolean {
@@ -79,7 +80,8 @@ const DIGIT = /[0-9]/;
 export const randomMixed = (value: string): boolean => LOWER.test(value) && UPPER.test(value) && DIGIT.test(value);
 
 /** Letters and digits both present: true of nearly every random key, false of words and numbers. */
-export const lettersAndDigits = (value: string): boolean => DIGIT.test(value) && (LOWER.test(value) || UPPER.test(value));
+export const lettersAndDigits = (value: string): boolean =>
+  DIGIT.test(value) && (LOWER.test(value) || UPPER.test(value));
 
 /** `process.env.X`, `os.environ[…]`, `getPassword(user)`: code that fetches a secret, not the secret. */
 const CODE_REFERENCE = /^[A-Za-z_$]{2,40}(?:\.[A-Za-z_$]{2,40})+(?:\[.{0,200})?$|\(/;
