@@ -4,8 +4,13 @@
  * registered secrets and every detector, against a plain scan of the same
  * text with `String.prototype.includes` for the same 50 secrets (raw form
  * only — the baseline finds far less). Target: ≥ 50 MB/s for the full redactor.
+ * Also: the original thirteen detectors against the full catalog in the same
+ * run, and both detector sets' recall and precision on the independent
+ * credential corpus (packages/secrets/test/fixtures/credential-corpus.ts).
  */
-import { Redactor, SecretHandle, SecretMaterial } from '@crustcore/secrets';
+import { DETECTOR_IDS, Redactor, SecretHandle, SecretMaterial } from '@crustcore/secrets';
+import { scoreCorpus } from '../packages/secrets/test/fixtures/corpus-metrics.js';
+import { generateCredentialCorpus } from '../packages/secrets/test/fixtures/credential-corpus.js';
 import { type BenchRow, ratio, report, runCases } from './harness.js';
 
 const MIB = 1024 * 1024;
@@ -87,6 +92,8 @@ full.redactText('warm-up');
 const compileMs = performance.now() - compileStarted;
 const exactOnly = redactorFor(secrets, { detectors: [] });
 const detectorsOnly = new Redactor();
+const ORIGINAL_IDS = DETECTOR_IDS.slice(0, 9).concat(DETECTOR_IDS.slice(-4));
+const originalDetectorsOnly = new Redactor({ detectors: ORIGINAL_IDS });
 const findings = full.report(text).findings.length;
 
 const CHUNK = 64 * 1024;
@@ -111,6 +118,10 @@ const rows = await runCases(
     { name: 'redactText: 50 secrets + all detectors', fn: () => (sink += full.redactText(text).length) },
     { name: 'redactText: 50 secrets, no detectors', fn: () => (sink += exactOnly.redactText(text).length) },
     { name: 'redactText: detectors only', fn: () => (sink += detectorsOnly.redactText(text).length) },
+    {
+      name: 'redactText: original 13 detectors only',
+      fn: () => (sink += originalDetectorsOnly.redactText(text).length),
+    },
     { name: 'IncrementalRedactor, 64 KiB chunks', fn: () => (sink += streamed().length) },
   ],
   2_000,
@@ -129,7 +140,14 @@ function cpuMegabytesPerSecond(fn: () => unknown, iterations = 20): number {
   const used = process.cpuUsage(before);
   return ((text.length / MIB) * iterations) / ((used.user + used.system) / 1e6);
 }
-const [baseline, redactAll, exact, detectors, stream] = rows as [BenchRow, BenchRow, BenchRow, BenchRow, BenchRow];
+const [baseline, redactAll, exact, detectors, original, stream] = rows as [
+  BenchRow,
+  BenchRow,
+  BenchRow,
+  BenchRow,
+  BenchRow,
+  BenchRow,
+];
 for (const row of rows) report(`throughput ${row.name}`, `${megabytesPerSecond(row).toFixed(1)} MiB/s`);
 report('full redactor (wall time)', `${megabytesPerSecond(redactAll).toFixed(1)} MiB/s`, '≥ 50 MB/s');
 const cpuBaseline = cpuMegabytesPerSecond(() => {
@@ -139,15 +157,36 @@ const cpuFull = cpuMegabytesPerSecond(() => (sink += full.redactText(text).lengt
 const cpuExact = cpuMegabytesPerSecond(() => (sink += exactOnly.redactText(text).length));
 const cpuDetectors = cpuMegabytesPerSecond(() => (sink += detectorsOnly.redactText(text).length));
 const cpuStream = cpuMegabytesPerSecond(streamed);
+const cpuOriginal = cpuMegabytesPerSecond(() => (sink += originalDetectorsOnly.redactText(text).length));
 report('CPU-time throughput includes × 50 (baseline)', `${cpuBaseline.toFixed(1)} MiB/s`);
 report('CPU-time throughput full redactor', `${cpuFull.toFixed(1)} MiB/s`, '≥ 50 MB/s');
 report('CPU-time throughput exact only', `${cpuExact.toFixed(1)} MiB/s`);
 report('CPU-time throughput detectors only', `${cpuDetectors.toFixed(1)} MiB/s`);
 report('CPU-time throughput IncrementalRedactor', `${cpuStream.toFixed(1)} MiB/s`);
+report('CPU-time throughput original 13 detectors', `${cpuOriginal.toFixed(1)} MiB/s`);
+report('CPU-time ratio all detectors vs original 13', `${(cpuOriginal / cpuDetectors).toFixed(2)}× the time`);
 report('CPU-time ratio full redactor vs includes × 50', `${(cpuBaseline / cpuFull).toFixed(2)}× the time`);
 report('compile 50 secrets (forms, fragments, matcher)', `${compileMs.toFixed(1)} ms`);
 ratio('redactText (all) vs includes × 50', redactAll, baseline);
 ratio('redactText (exact only) vs includes × 50', exact, baseline);
 ratio('redactText (detectors only) vs includes × 50', detectors, baseline);
 ratio('IncrementalRedactor vs one-shot redactText', stream, redactAll);
+ratio(`all ${new Set(DETECTOR_IDS).size} detectors vs the original 13`, detectors, original);
+
+const corpus = generateCredentialCorpus();
+for (const [name, redactor] of [
+  ['all detectors', detectorsOnly],
+  ['original 13 detectors', originalDetectorsOnly],
+] as const) {
+  const score = scoreCorpus(redactor, corpus);
+  const bare = scoreCorpus(
+    redactor,
+    corpus.filter((s) => s.bare),
+  );
+  report(
+    `credential corpus, ${name}`,
+    `recall ${score.recall.toFixed(3)}, precision ${score.precision.toFixed(3)} (${score.positives} positives, ${score.negatives} negatives); bare samples recall ${bare.recall.toFixed(3)}`,
+    'recall ≥ 0.95, precision ≥ 0.95',
+  );
+}
 if (sink < 0) console.log(sink);

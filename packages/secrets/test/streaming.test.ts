@@ -3,6 +3,7 @@ import { text as readAll } from 'node:stream/consumers';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RedactingStream, type Redactor } from '../src/index.js';
+import { generateCredentialCorpus, type LabelledSample } from './fixtures/credential-corpus.js';
 import { FakeTokens } from './fixtures/detector-corpus.js';
 import { redactorWith } from './helpers.js';
 
@@ -158,5 +159,45 @@ describe('RedactingStream', () => {
     const out = await readAll(Readable.from(chunks).pipe(new RedactingStream(redactor, { batchChars: 1 })));
     expect(out).toBe(redactor.redactText(text));
     expect(out).toContain('héllo wörld ✓ [REDACTED:api] 日本語 [REDACTED:db] end');
+  });
+});
+
+describe('streaming with every detector format', () => {
+  // One bare sample of every format from the independent corpus, so each detector's anchor,
+  // look-behind and look-back sits near some split point.
+  const corpus = generateCredentialCorpus(7, 1, 0);
+  const perFormat = new Map<string, LabelledSample>();
+  for (const sample of corpus)
+    if (!perFormat.has(sample.kind) && sample.text.length < 400) perFormat.set(sample.kind, sample);
+  const samples = [...perFormat.values()];
+  const text = `${'ordinary log line\n'.repeat(40)}${samples.map((s) => s.text).join('\n')}\n`;
+  const redactor = redactorWith(SECRETS);
+  const oneShot = redactor.redactText(text);
+
+  it('the one-shot reference removes every credential', () => {
+    expect(samples.length).toBeGreaterThanOrEqual(40);
+    for (const sample of samples) expect(oneShot, sample.kind).not.toContain(sample.secret!);
+  });
+
+  it('every two-chunk split point gives the one-shot output', { timeout: 600_000 }, () => {
+    for (let split = 0; split <= text.length; split++) {
+      const chunks = [text.slice(0, split), text.slice(split)];
+      expect(streamed(redactor, chunks, 1), `split at ${split}`).toBe(oneShot);
+    }
+  });
+
+  it('random splits and batch sizes (fast-check)', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 0, max: text.length }), { maxLength: 40 }),
+        fc.option(fc.integer({ min: 1, max: 3000 }), { nil: undefined }),
+        (cuts, batch) => {
+          const points = [0, ...cuts.sort((a, b) => a - b), text.length];
+          const chunks = points.slice(1).map((end, k) => text.slice(points[k], end));
+          expect(streamed(redactor, chunks, batch)).toBe(oneShot);
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 });

@@ -13,6 +13,7 @@ import { err, ok, type Result } from '@crustcore/kernel';
 import type { SecretHandle } from '../handle.js';
 import type { SecretMaterial } from '../material.js';
 import { type ModelVisibleText, mintModelVisibleText, TaintedText } from '../model-visible.js';
+import { DetectorSet } from './detector-scan.js';
 import { DETECTOR_IDS, DETECTORS, type Detector, type DetectorId } from './detectors.js';
 import { secretForms, secretFragments } from './forms.js';
 import { ExactMatcher, MAX_MATCHER_CHARS, type MatcherPattern } from './matcher.js';
@@ -60,12 +61,6 @@ export interface RedactionReport {
 
 export type RedactableInput = string | TaintedText;
 
-interface CompiledDetector {
-  readonly detector: Detector;
-  readonly regex: RegExp;
-  readonly label: number;
-}
-
 /** What a scan found: merged spans to replace, and whole-match extents (for stream cut points). */
 interface ScanResult {
   /** Flattened merged spans: start, end, label, … in order. */
@@ -79,7 +74,7 @@ class Compiled {
   readonly labels: readonly string[];
   readonly registeredCount: number;
   readonly matcher: ExactMatcher | null;
-  readonly detectors: readonly CompiledDetector[];
+  readonly detectors: DetectorSet;
   /** Characters a stream holds back regardless of content. */
   readonly holdChars: number;
   /** Detectors whose bound is large; a stream holds back from their trigger when it appears. */
@@ -94,11 +89,7 @@ class Compiled {
     this.labels = [...secretLabels, ...detectors.map((d) => d.id)];
     this.registeredCount = secretLabels.length;
     this.matcher = patterns.length === 0 ? null : matcher;
-    this.detectors = detectors.map((detector, i) => ({
-      detector,
-      regex: new RegExp(detector.source, detector.flags),
-      label: secretLabels.length + i,
-    }));
+    this.detectors = new DetectorSet(detectors);
     let hold = this.matcher === null ? 0 : this.matcher.maxPatternLength - 1;
     const triggered: { trigger: string; window: number }[] = [];
     for (const detector of detectors) {
@@ -129,20 +120,10 @@ class Compiled {
       extents.push(extentStart, end);
     };
     this.matcher?.scan(text, scanFrom, (start, end, label) => add(start, end, label, start));
-    for (const { detector, regex, label } of this.detectors) {
-      regex.lastIndex = scanFrom;
-      for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
-        const context = match[1] ?? '';
-        const value = match[2] ?? '';
-        if (value.length === 0 || (detector.accept !== null && !detector.accept(value))) {
-          // Rejected: look again one character later, not after the whole rejected match.
-          regex.lastIndex = match.index + 1;
-          continue;
-        }
-        const valueStart = match.index + context.length;
-        add(valueStart, valueStart + value.length, label, match.index);
-      }
-    }
+    const firstDetectorLabel = this.registeredCount;
+    this.detectors.scan(text, scanFrom, (index, matchStart, valueStart, valueEnd) =>
+      add(valueStart, valueEnd, firstDetectorLabel + index, matchStart),
+    );
     return { spans: mergeSpans(starts, ends, labels), extents };
   }
 }
@@ -235,7 +216,7 @@ export class Redactor {
   }
 
   get detectorIds(): readonly DetectorId[] {
-    return this.#detectors.map((d) => d.id);
+    return [...new Set(this.#detectors.map((d) => d.id))];
   }
 
   #patternChars(): number {
