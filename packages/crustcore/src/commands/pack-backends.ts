@@ -46,6 +46,9 @@ async function workersContext(name: string, context: PackBackendContext): Promis
     env: context.env,
     goal: context.goal,
     ...(context.options.model === undefined ? {} : { model: context.options.model }),
+    // The CLIs' own default models are often newer than the registry: charge those at its highest price
+    // rather than refuse them (pass --model with a priced model, or list it, for exact pricing).
+    requestPolicy: { unknownModels: 'highest-price' },
     budget: {
       mayRequest: () => !stopped,
       charge: (usage: { inputTokens?: number; outputTokens?: number; costUsd?: number }) => {
@@ -92,8 +95,9 @@ async function vaultKeyFor(name: string, context: PackBackendContext): Promise<u
 /**
  * Prices for whatever model the worker's CLI ends up using, from the model
  * registry (`--models-config`, else the shipped example): the proxy reads
- * the model each response names and charges its price to the cost budget.
- * Without a registry entry the cost stays 0 and only tokens are budgeted.
+ * the model each request and response names (exact ids or dated snapshots)
+ * and charges its price to the cost budget; a model the registry does not
+ * price is charged at the registry's highest price.
  */
 async function workerPricing(context: PackBackendContext): Promise<unknown> {
   try {

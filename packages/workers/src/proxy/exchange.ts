@@ -123,12 +123,14 @@ function readBody(request: IncomingMessage, limit: number): Promise<Buffer | nul
 
 type PricingChoice = { readonly pricing: ModelPricing | undefined } | { readonly unknown: string };
 
-/** The price a requested model is reserved at: exact ids only; unknown ones are refused. */
-function requestedPricing(pricing: MeterContext['pricing'], model: string): PricingChoice {
+/** The price a requested model is reserved at: exact ids only; unknown ones are refused unless policy says otherwise. */
+function requestedPricing(pricing: MeterContext['pricing'], model: string, policy: RequestPolicy): PricingChoice {
   if (pricing === undefined) return { pricing: undefined };
   if (typeof pricing !== 'function') return { pricing };
   const found = pricing(model);
-  return found === undefined ? { unknown: model } : { pricing: found };
+  if (found !== undefined) return { pricing: found };
+  const highest = 'highest' in pricing ? pricing.highest : undefined;
+  return policy.unknownModels === 'highest-price' && highest !== undefined ? { pricing: highest } : { unknown: model };
 }
 
 /** The price a response is charged at: the dearer of what was reserved and what the provider says answered. */
@@ -172,7 +174,7 @@ export async function serveExchange(
   if (body === null) return refuse('policy', 413, 'request body too large or cut off');
   const admitted = admitBody(context.wire, String(request.headers['content-type'] ?? ''), body, context.policy);
   if ('reason' in admitted) return refuse('policy', admitted.status, admitted.reason);
-  const choice = requestedPricing(context.pricing, admitted.model);
+  const choice = requestedPricing(context.pricing, admitted.model, context.policy);
   if ('unknown' in choice) {
     return refuse('policy', 400, `model ${choice.unknown} has no price: add it to the price table`, {
       model: admitted.model,

@@ -27,6 +27,12 @@ export interface RequestPolicy {
   readonly allowStore?: boolean;
   /** Request body bytes per estimated input token (default 3; text tokenizers average about 4). */
   readonly inputBytesPerToken?: number;
+  /**
+   * A requested model the price table does not know: refused (default), or
+   * reserved and charged at the table's highest price. The second keeps a CLI's
+   * newer default model usable, at the risk of a model dearer than any listed.
+   */
+  readonly unknownModels?: 'refuse' | 'highest-price';
 }
 
 export const DEFAULT_MAX_OUTPUT_TOKENS = 32_768;
