@@ -149,10 +149,12 @@ describe('startModelProxy', () => {
 
   it('refuses every other path, absolute URIs (forward proxying), odd methods and CONNECT', async () => {
     const { records } = await start();
-    expect((await call('GET', '/v1/files')).status).toBe(404);
-    expect((await call('POST', '/v1/responsesX')).status).toBe(404);
-    expect((await call('POST', '/v1/responses/../files')).status).toBe(404);
-    expect((await call('POST', '/v1%2fresponses')).status).toBe(404);
+    expect((await call('GET', '/v1/files')).status).toBe(403);
+    expect((await call('POST', '/v1/responsesX')).status).toBe(403);
+    expect((await call('POST', '/v1/responses/../files')).status).toBe(403);
+    expect((await call('POST', '/v1%2fresponses')).status).toBe(403);
+    expect((await call('POST', '/v1/responses/input_tokens')).status).toBe(403);
+    expect((await call('POST', '/v1/responses?background=true')).status).toBe(403);
     expect((await call('GET', 'http://example.com/v1/responses')).status).toBe(403);
     expect((await call('DELETE', '/v1/responses')).status).toBe(405);
     const tunnel = await new Promise<number>((resolve, reject) => {
@@ -171,7 +173,7 @@ describe('startModelProxy', () => {
     expect(tunnel).toBe(403);
     expect(seen).toHaveLength(0);
     expect(records.every((record) => record.refused !== null && record.usage === null)).toBe(true);
-    expect(records.map((record) => record.status)).toEqual([404, 404, 404, 404, 403, 405, 403]);
+    expect(records.map((record) => record.status)).toEqual([403, 403, 403, 403, 403, 403, 403, 405, 403]);
   });
 
   it('refuses with 429 once the next reservation does not fit, and says so once', async () => {

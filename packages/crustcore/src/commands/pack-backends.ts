@@ -2,6 +2,7 @@
  * Backends that live in packs (kept out of the nano bundle). Each loads its
  * pack only when asked for; a missing pack is an error that says what to do.
  */
+import { DEFAULT_BUDGET } from '@crustcore/kernel';
 import type { SandboxExecCap } from '@crustcore/sandbox';
 import type { CodingBackend } from '@crustcore/verify';
 import { UsageError } from '../cli/command.js';
@@ -33,10 +34,10 @@ interface BackendFactoryModule {
 /**
  * Workers (Codex, Claude Code) get their model only through the credential
  * proxy. Their token use is charged to the kernel's budgets through the tool
- * gate's model-turn report; once a budget is spent, the proxy refuses more.
+ * gate's model-turn report; each request's worst case is reserved first (see
+ * `kernelBudgetBridge`), and once a budget is spent the proxy refuses more.
  */
 async function workersContext(name: string, context: PackBackendContext): Promise<Record<string, unknown>> {
-  let stopped = false;
   const pricing = await workerPricing(context);
   const apiKey = await vaultKeyFor(name, context);
   return {
@@ -49,21 +50,39 @@ async function workersContext(name: string, context: PackBackendContext): Promis
     // The CLIs' own default models are often newer than the registry: charge those at its highest price
     // rather than refuse them (pass --model with a priced model, or list it, for exact pricing).
     requestPolicy: { unknownModels: 'highest-price' },
-    budget: {
-      mayRequest: () => !stopped,
-      charge: (usage: { inputTokens?: number; outputTokens?: number; costUsd?: number }) => {
-        void context.toolGate
-          .modelTurn({
-            inputTokens: usage.inputTokens ?? 0,
-            outputTokens: usage.outputTokens ?? 0,
-            costMicros: Math.round((usage.costUsd ?? 0) * 1_000_000),
-          })
-          .then((answer) => {
-            if (answer.stop) stopped = true;
-          });
-      },
-    },
+    budget: kernelBudgetBridge(context),
     onModelRequest: (record: unknown) => context.note('model.request', { record }),
+  };
+}
+
+/**
+ * The proxy reserves each request's worst case against `remaining` before
+ * forwarding it, so `remaining` must be known at once, not after the
+ * kernel's asynchronous answer. `run` gives the kernel only a wall-time
+ * limit, so the task's token and cost limits are the kernel's defaults:
+ * mirrored here, charged synchronously; the kernel stays the authority
+ * (its "stop" ends the worker).
+ */
+function kernelBudgetBridge(context: PackBackendContext): Record<string, unknown> {
+  let stopped = false;
+  let tokens = 0;
+  let costMicros = 0;
+  return {
+    mayRequest: () => !stopped,
+    remaining: () => ({
+      tokens: Math.max(0, DEFAULT_BUDGET.tokens - tokens),
+      costUsd: Math.max(0, DEFAULT_BUDGET.costMicros - costMicros) / 1_000_000,
+    }),
+    charge: (usage: { inputTokens?: number; outputTokens?: number; costUsd?: number }) => {
+      const micros = Math.round((usage.costUsd ?? 0) * 1_000_000);
+      tokens += (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
+      costMicros += micros;
+      void context.toolGate
+        .modelTurn({ inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0, costMicros: micros })
+        .then((answer) => {
+          if (answer.stop) stopped = true;
+        });
+    },
   };
 }
 

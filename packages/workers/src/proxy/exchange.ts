@@ -45,7 +45,7 @@ export interface ModelRequestRecord {
   readonly method: string;
   /** Path and query (at most 2,048 characters). */
   readonly path: string;
-  /** The provider's status, or the proxy's own (403, 404, 429, 502…) when it answered itself. */
+  /** The provider's status, or the proxy's own (400, 403, 405, 413, 415, 429, 502) when it answered itself. */
   readonly status: number;
   readonly requestBytes: number;
   readonly responseBytes: number;

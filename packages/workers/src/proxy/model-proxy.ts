@@ -146,24 +146,7 @@ async function startMeter(
   const server: Server = createServer((request, response) => {
     void serveExchange(context, request, response);
   });
-  server.on('clientError', (_error, socket) => socket.destroy());
-  // Tunnels and protocol switches would carry traffic the meter cannot see.
-  server.on('connect', (request: IncomingMessage, socket) => {
-    record({
-      method: 'CONNECT',
-      path: (request.url ?? '').slice(0, MAX_PATH_CHARS),
-      status: 403,
-      requestBytes: 0,
-      responseBytes: 0,
-      durationMs: 0,
-      refused: 'CONNECT is not allowed',
-      usage: null,
-    });
-    socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-  });
-  server.on('upgrade', (_request: IncomingMessage, socket) => {
-    socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-  });
+  refuseTunnels(server, record);
   const listening = await listen(server, options.workerSocketPath);
   if (listening !== null) return err(listening);
   let closed = false;
@@ -185,6 +168,27 @@ async function startMeter(
       }
       await keyProxy.close();
     },
+  });
+}
+
+/** Tunnels and protocol switches would carry traffic the meter cannot see. */
+function refuseTunnels(server: Server, record: (entry: ModelRequestRecord) => void): void {
+  server.on('clientError', (_error, socket) => socket.destroy());
+  server.on('connect', (request: IncomingMessage, socket) => {
+    record({
+      method: 'CONNECT',
+      path: (request.url ?? '').slice(0, MAX_PATH_CHARS),
+      status: 403,
+      requestBytes: 0,
+      responseBytes: 0,
+      durationMs: 0,
+      refused: 'CONNECT is not allowed',
+      usage: null,
+    });
+    socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
+  server.on('upgrade', (_request: IncomingMessage, socket) => {
+    socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
   });
 }
 

@@ -18,7 +18,6 @@ interface Shaped {
 const OPENAI_TYPES: Readonly<Record<number, string>> = {
   400: 'invalid_request_error',
   403: 'invalid_request_error',
-  404: 'invalid_request_error',
   405: 'invalid_request_error',
   413: 'invalid_request_error',
   415: 'invalid_request_error',
@@ -27,7 +26,6 @@ const OPENAI_TYPES: Readonly<Record<number, string>> = {
 const ANTHROPIC_TYPES: Readonly<Record<number, string>> = {
   400: 'invalid_request_error',
   403: 'permission_error',
-  404: 'not_found_error',
   405: 'invalid_request_error',
   413: 'request_too_large',
   415: 'invalid_request_error',

@@ -55,7 +55,7 @@ export interface AdmittedRequest {
 
 /** Why a request was refused, in terms the provider-shaped error carries. */
 export interface PolicyRefusal {
-  readonly status: 400 | 403 | 404 | 405 | 413 | 415;
+  readonly status: 400 | 403 | 405 | 413 | 415;
   readonly reason: string;
 }
 
@@ -102,7 +102,7 @@ export function checkEndpoint(wire: ModelWire, method: string, target: string): 
   const path = queryAt < 0 ? target : target.slice(0, queryAt);
   const query = queryAt < 0 ? '' : target.slice(queryAt);
   if (path !== endpoint.path) {
-    return { status: 404, reason: `path not allowed: only POST ${endpoint.path} is reachable` };
+    return { status: 403, reason: `path not allowed: only POST ${endpoint.path} is reachable` };
   }
   if (!endpoint.queries.includes(query)) return { status: 403, reason: `query ${query.slice(0, 100)} not allowed` };
   if (method !== 'POST') return { status: 405, reason: `method ${method.slice(0, 20)} not allowed (POST only)` };
