@@ -15,6 +15,7 @@
  *
  *   node --conditions=source --import tsx benches/workers.bench.ts
  *   … benches/workers.bench.ts --runs=9   (end-to-end pairs per CLI, default 5)
+ *   … benches/workers.bench.ts --parts-only   (skip the end-to-end pairs)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -26,11 +27,13 @@ import { extractPatch } from '@crustcore/verify';
 import { Bench } from 'tinybench';
 import {
   BRIDGE_SCRIPT_PATH,
+  boundedModelBudget,
   CLAUDE_SPEC,
   ClaudeBackend,
   CODEX_SPEC,
   CodexBackend,
   locateWorkerCli,
+  priceTable,
   readCodexEvents,
   SANDBOX_LAYOUT,
   startModelProxy,
@@ -171,6 +174,17 @@ async function parts(): Promise<Part[]> {
     keySocketPath: join(keyDirectory, 'key.sock'),
   });
   if (proxy._tag === 'Left') throw new Error(proxy.left.message);
+  // The same meter with a token and cost budget and a price table: every request reserves, then settles.
+  mkdirSync(join(scratch, 'reserving'));
+  mkdirSync(join(scratch, 'reserving-key'));
+  const reserving = await startModelProxy({
+    ...proxyOptions,
+    workerSocketPath: join(scratch, 'reserving', 'model.sock'),
+    keySocketPath: join(scratch, 'reserving-key', 'key.sock'),
+    budget: boundedModelBudget({ maxTokens: Number.MAX_SAFE_INTEGER, maxCostUsd: 1e12 }),
+    pricing: priceTable([['m', { inputUsdPerMillion: 1, outputUsdPerMillion: 10 }]]),
+  });
+  if (reserving._tag === 'Left') throw new Error(reserving.left.message);
   const cli = locateWorkerCli('codex');
   if (cli._tag === 'Left') throw new Error(cli.left.message);
   const cap = mintSandboxExecCap('worker', {
@@ -184,9 +198,10 @@ async function parts(): Promise<Part[]> {
   if (cap._tag === 'Left') throw new Error(cap.left.message);
   // A request body the size the CLIs send (~60 KB of instructions and tools).
   const body = JSON.stringify({ model: 'm', stream: true, input: [{ type: 'message', text: 'x'.repeat(60_000) }] });
-  const post = (target: { socketPath: string } | { port: number }): Promise<void> =>
+  const post = (target: { socketPath: string } | { port: number }, hostHeader = '127.0.0.1'): Promise<void> =>
     new Promise((resolve, reject) => {
-      const req = request({ ...target, host: '127.0.0.1', method: 'POST', path: '/v1/responses' }, (res) => {
+      const headers = { host: hostHeader, 'content-type': 'application/json' };
+      const req = request({ ...target, method: 'POST', path: '/v1/responses', headers }, (res) => {
         res.resume();
         res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
       });
@@ -237,6 +252,12 @@ async function parts(): Promise<Part[]> {
     .add('adapter: model request through meter + credential proxy', () =>
       post({ socketPath: join(modelDirectory, 'model.sock') }),
     )
+    .add('bare: model request through the credential proxy alone', () =>
+      post({ socketPath: join(keyDirectory, 'key.sock') }, 'localhost'),
+    )
+    .add('adapter: model request through reserving meter + credential proxy', () =>
+      post({ socketPath: join(scratch, 'reserving', 'model.sock') }),
+    )
     .add('bare: no per-run setup', () => undefined)
     .add('adapter: per-run setup + teardown (HOME, proxies)', async () => {
       const runScratch = mkdtempSync(join(tmpdir(), 'cc-workers-bench-setup-'));
@@ -280,6 +301,16 @@ async function parts(): Promise<Part[]> {
       adapterMs: p50('adapter: model request through meter + credential proxy'),
     },
     {
+      part: 'meter with reservation (vs the credential proxy alone)',
+      bareMs: p50('bare: model request through the credential proxy alone'),
+      adapterMs: p50('adapter: model request through reserving meter + credential proxy'),
+    },
+    {
+      part: 'reservation (vs the same meter without a budget)',
+      bareMs: p50('adapter: model request through meter + credential proxy'),
+      adapterMs: p50('adapter: model request through reserving meter + credential proxy'),
+    },
+    {
       part: 'per-run setup + teardown',
       bareMs: p50('bare: no per-run setup'),
       adapterMs: p50('adapter: per-run setup + teardown (HOME, proxies)'),
@@ -291,6 +322,7 @@ async function parts(): Promise<Part[]> {
     },
   ];
   await proxy.right.close();
+  await reserving.right.close();
   await model.close();
   await workspace.cleanup();
   rmSync(scratch, { recursive: true, force: true });
@@ -307,15 +339,23 @@ console.table(
     'overhead (ms)': (row.adapterMs - row.bareMs).toFixed(2),
   })),
 );
+for (const row of partRows.filter((part) => part.part.startsWith('meter') || part.part.startsWith('reservation'))) {
+  console.log(`ratio ${row.part}: ${(row.adapterMs / row.bareMs).toFixed(2)}×`);
+}
 const requestsPerRun = 2;
-const fixed = partRows.reduce(
-  (sum, row) => sum + (row.adapterMs - row.bareMs) * (row.part.startsWith('one model request') ? requestsPerRun : 1),
-  0,
-);
+// The two comparison rows are views of the request row, not further parts of a run.
+const fixed = partRows
+  .filter((row) => !row.part.startsWith('meter') && !row.part.startsWith('reservation'))
+  .reduce(
+    (sum, row) => sum + (row.adapterMs - row.bareMs) * (row.part.startsWith('one model request') ? requestsPerRun : 1),
+    0,
+  );
 console.log(`adapter overhead from its parts, per run with ${requestsPerRun} model requests: ${fixed.toFixed(0)} ms`);
 
 const endRows: EndToEnd[] = [];
-for (const name of ['codex', 'claude'] as const) endRows.push(await endToEnd(name));
+// --parts-only: skip the end-to-end CLI pairs (minutes on a busy machine).
+const partsOnly = process.argv.includes('--parts-only');
+for (const name of partsOnly ? [] : (['codex', 'claude'] as const)) endRows.push(await endToEnd(name));
 console.log(`\n## end to end: real CLI, scripted model (2 requests, 1 command), ${pairs} interleaved pairs`);
 console.table(
   endRows.map((row) => ({

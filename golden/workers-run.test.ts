@@ -71,7 +71,9 @@ describe.each(CLIS)('golden: crustcore run --backend %s (the real CLI)', (name) 
             kind: 'openai-responses',
             baseUrl: model.origin,
             models: [
-              { id: 'scripted', prices: { inputPerMillion: 1000, outputPerMillion: 1000 }, roles: ['implement'] },
+              // High enough that a turn's cost is visible, low enough that a request's worst case (the
+              // CLI's output cap at this price) fits the kernel's default $20 cost budget it is reserved against.
+              { id: 'scripted', prices: { inputPerMillion: 50, outputPerMillion: 50 }, roles: ['implement'] },
             ],
           },
         ],

@@ -59,7 +59,11 @@ export class HttpModelProvider implements ModelProvider {
     this.#baseUrl = options.baseUrl ?? baseUrl;
     this.#timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     const prices = options.prices;
-    this.#prices = typeof prices === 'function' ? prices : (model) => prices?.[model];
+    // Own keys only: `toString` or `__proto__` must not read as a price.
+    this.#prices =
+      typeof prices === 'function'
+        ? prices
+        : (model) => (prices !== undefined && Object.hasOwn(prices, model) ? prices[model] : undefined);
   }
 
   get baseUrl(): string {

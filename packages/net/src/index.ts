@@ -44,7 +44,7 @@ export {
 } from './http-provider.js';
 export { DEFAULT_TIMEOUTS, type FetchFunction, type Timeouts } from './http-transport.js';
 export { type ExposableSecret, type KeySource, type KeyUnavailable, readKey } from './key-source.js';
-export { type BudgetOptions, BudgetProvider, CostMeter } from './meta/budget.js';
+export { type BudgetOptions, BudgetProvider, CostMeter, reservedInputTokens, worstCase } from './meta/budget.js';
 export {
   type BackoffPolicy,
   backoffDelayMs,

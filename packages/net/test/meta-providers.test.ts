@@ -145,10 +145,13 @@ describe('ReliableProvider', () => {
   });
 });
 
+/** Cheap enough that one request's worst case (1,024 output tokens + input) stays far under the ceilings. */
+const CHEAP = { inputPerMillion: 0.1, outputPerMillion: 0.1 } as const;
+
 describe('BudgetProvider', () => {
   it('meters usage and refuses once spent reaches the ceiling', async () => {
     const inner = fakeProvider('a', ok('one'));
-    const budget = new BudgetProvider(inner, { ceilingMicroDollars: 900 });
+    const budget = new BudgetProvider(inner, { ceilingMicroDollars: 900, prices: CHEAP });
     await drain(budget.stream(request()));
     expect(budget.spentMicroDollars).toBe(450);
     await drain(budget.stream(request()));
@@ -171,8 +174,8 @@ describe('BudgetProvider', () => {
 
   it('shares one meter across providers', async () => {
     const meter = new CostMeter(800);
-    const first = new BudgetProvider(fakeProvider('a', ok('x')), { ceilingMicroDollars: 1_000, meter });
-    const second = new BudgetProvider(fakeProvider('b', ok('y')), { ceilingMicroDollars: 1_000, meter });
+    const first = new BudgetProvider(fakeProvider('a', ok('x')), { ceilingMicroDollars: 1_000, meter, prices: CHEAP });
+    const second = new BudgetProvider(fakeProvider('b', ok('y')), { ceilingMicroDollars: 1_000, meter, prices: CHEAP });
     await drain(first.stream(request()));
     const refused = await drain(second.stream(request()));
     expect(refused[0]).toMatchObject({ type: 'error', error: { _tag: 'budget_exhausted', spentMicroDollars: 1_250 } });
@@ -195,7 +198,7 @@ describe('LocalFallbackProvider', () => {
   });
 
   it('keeps working locally once the remote budget is spent', async () => {
-    const remote = new BudgetProvider(fakeProvider('remote', ok('remote')), { ceilingMicroDollars: 0 });
+    const remote = new BudgetProvider(fakeProvider('remote', ok('remote')), { ceilingMicroDollars: 0, prices: CHEAP });
     const provider = new LocalFallbackProvider({
       primary: remote,
       local: { provider: fakeProvider('ollama', ok('local')) },

@@ -8,6 +8,8 @@ import {
   type ModelRegistry,
   parseRegistry,
   probeRegistry,
+  reservedInputTokens,
+  worstCase,
 } from '../src/index.js';
 import { drain, request, textOf } from './harnesses.js';
 import { httpError, type ScriptedServer, sequence, sse, startServer } from './scripted-server.js';
@@ -128,7 +130,14 @@ function stackRegistry(anthropic: string, openai: string, local: string, budget?
           kind: 'openai-responses',
           baseUrl: `${openai}/v1`,
           key: 'secret://OPENAI_KEY',
-          models: [{ id: 'gpt-x', tools: true, roles: ['implement', 'review'] }],
+          models: [
+            {
+              id: 'gpt-x',
+              tools: true,
+              prices: { inputPerMillion: 1.25, outputPerMillion: 10 },
+              roles: ['implement', 'review'],
+            },
+          ],
         },
         { id: 'ollama', kind: 'ollama', baseUrl: `${local}/v1`, models: [{ id: 'qwen-local', roles: ['local'] }] },
       ],
@@ -161,7 +170,10 @@ describe('buildModelStack', () => {
     const anthropic = await serve(sse(anthropicFrames({ text: ['paid'], calls: [] })));
     const openai = await serve(sse(responsesFrames({ text: ['unused'], calls: [] })));
     const local = await serve(sse(chatFrames({ text: ['free'], calls: [] }, { ollama: true })));
-    const stack = buildModelStack(stackRegistry(anthropic.origin, openai.origin, local.origin, 1_000), {
+    // Room for one request's worst case (at the chain's dearest prices), not two.
+    const worst = worstCase(request(), reservedInputTokens(request()), { inputPerMillion: 3, outputPerMillion: 15 });
+    const ceiling = worst.costMicroDollars + 1;
+    const stack = buildModelStack(stackRegistry(anthropic.origin, openai.origin, local.origin, ceiling), {
       resolveKey,
       clock: instantClock,
     });

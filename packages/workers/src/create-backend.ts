@@ -10,6 +10,7 @@ import type { CodingBackend } from '@crustcore/verify';
 import { locateWorkerCli, type WorkerCliName } from './cli/locate-cli.js';
 import type { ModelBudget } from './proxy/budget.js';
 import type { ModelRequestRecord } from './proxy/model-proxy.js';
+import type { RequestPolicy } from './proxy/request-policy.js';
 import type { ModelPricing, PriceForModel } from './proxy/usage.js';
 import { CLAUDE_SPEC, CODEX_SPEC, WORKER_CLI_SPECS } from './run/cli-specs.js';
 import { type WorkerBackendOptions, WorkerCliBackend, type WorkerRunReport } from './run/worker-backend.js';
@@ -46,6 +47,7 @@ export interface WorkersContext {
   readonly model?: string;
   readonly budget?: ModelBudget;
   readonly pricing?: ModelPricing | PriceForModel;
+  readonly requestPolicy?: RequestPolicy;
   readonly maxModelRequests?: number;
   readonly redactor?: Redactor;
   readonly onModelRequest?: (record: ModelRequestRecord) => void;
@@ -105,6 +107,7 @@ export async function createBackend(name: WorkerCliName, context: WorkersContext
     ...optional('model', context.model ?? context.env[`${prefix}MODEL`]),
     ...optional('budget', context.budget),
     ...optional('pricing', context.pricing),
+    ...optional('requestPolicy', context.requestPolicy),
     ...optional('maxModelRequests', context.maxModelRequests),
     ...optional('redactor', context.redactor),
     ...optional('onModelRequest', context.onModelRequest),

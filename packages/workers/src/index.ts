@@ -24,10 +24,12 @@ export {
 } from './create-backend.js';
 export {
   type BoundedModelBudget,
+  type BudgetHeadroom,
   bothBudgets,
   boundedModelBudget,
   type ModelBudget,
   type ModelBudgetLimits,
+  tighterHeadroom,
 } from './proxy/budget.js';
 export {
   type ModelProxy,
@@ -37,11 +39,33 @@ export {
   startModelProxy,
 } from './proxy/model-proxy.js';
 export {
+  type AdmittedRequest,
+  admitBody,
+  checkEndpoint,
+  DEFAULT_INPUT_BYTES_PER_TOKEN,
+  DEFAULT_MAX_OUTPUT_TOKENS,
+  MAX_REQUEST_BODY_BYTES,
+  type PolicyRefusal,
+  type RequestPolicy,
+} from './proxy/request-policy.js';
+export {
+  chargeFor,
+  type Reservation,
+  ReservationPool,
+  type ReservationTicket,
+  type ReserveOutcome,
+  reservationFor,
+} from './proxy/reservation.js';
+export {
   addUsage,
+  dearerPricing,
   type ModelPricing,
   type ModelUsage,
   type ModelWire,
+  matchModelId,
+  type ObservedUsage,
   type PriceForModel,
+  type PriceTable,
   priceTable,
   priceUsage,
   UsageMeter,

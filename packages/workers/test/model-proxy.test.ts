@@ -17,6 +17,7 @@ import { TEST_API_KEY } from './worker-harness.js';
 interface Seen {
   readonly url: string;
   readonly headers: IncomingHttpHeaders;
+  readonly body: string;
 }
 
 let upstream: Server;
@@ -28,10 +29,14 @@ let proxy: ModelProxy | null = null;
 beforeEach(async () => {
   seen = [];
   upstream = createServer((req, res) => {
-    seen.push({ url: req.url ?? '', headers: req.headers });
-    req.resume();
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      body += chunk;
+    });
     req.on('end', () => {
-      if (req.url === '/v1/responses/echo') {
+      seen.push({ url: req.url ?? '', headers: req.headers, body });
+      if (req.headers['x-test-echo'] === 'yes') {
         // A provider error that repeats the key it was sent.
         res.writeHead(401, { 'content-type': 'application/json', 'x-echo': String(req.headers.authorization) });
         res.end(JSON.stringify({ error: { message: `bad key ${String(req.headers.authorization)}` } }));
@@ -86,10 +91,13 @@ async function start(extra: { maxRequests?: number; budget?: ReturnType<typeof b
   return { records, exhausted: () => exhausted };
 }
 
+const REQUEST_BODY = '{"model":"m","stream":true,"max_output_tokens":5}';
+
 function call(
   method: string,
   path: string,
   headers: Record<string, string> = {},
+  requestBody: string = REQUEST_BODY,
 ): Promise<{ status: number; body: string; headers: IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const req = request(
@@ -97,7 +105,7 @@ function call(
         socketPath: join(scratch, 'worker', 'model.sock'),
         method,
         path,
-        headers: { host: '127.0.0.1:47474', ...headers },
+        headers: { host: '127.0.0.1:47474', 'content-type': 'application/json', ...headers },
       },
       (res) => {
         let body = '';
@@ -109,7 +117,7 @@ function call(
       },
     );
     req.on('error', reject);
-    req.end(method === 'POST' ? '{"model":"m","stream":true}' : undefined);
+    req.end(method === 'POST' ? requestBody : undefined);
   });
 }
 
@@ -124,6 +132,7 @@ describe('startModelProxy', () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]?.headers.authorization).toBe(`Bearer ${TEST_API_KEY}`);
     expect(seen[0]?.headers['accept-encoding']).toBe('identity');
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({ model: 'm', stream: true, max_output_tokens: 5 });
     expect(records).toEqual([
       expect.objectContaining({
         method: 'POST',
@@ -138,12 +147,14 @@ describe('startModelProxy', () => {
     expect(statSync(join(scratch, 'worker', 'model.sock')).mode & 0o777).toBe(0o600);
   });
 
-  it('refuses every other path, absolute URIs (forward proxying), odd methods and CONNECT with 403/405', async () => {
+  it('refuses every other path, absolute URIs (forward proxying), odd methods and CONNECT', async () => {
     const { records } = await start();
     expect((await call('GET', '/v1/files')).status).toBe(403);
     expect((await call('POST', '/v1/responsesX')).status).toBe(403);
     expect((await call('POST', '/v1/responses/../files')).status).toBe(403);
     expect((await call('POST', '/v1%2fresponses')).status).toBe(403);
+    expect((await call('POST', '/v1/responses/input_tokens')).status).toBe(403);
+    expect((await call('POST', '/v1/responses?background=true')).status).toBe(403);
     expect((await call('GET', 'http://example.com/v1/responses')).status).toBe(403);
     expect((await call('DELETE', '/v1/responses')).status).toBe(405);
     const tunnel = await new Promise<number>((resolve, reject) => {
@@ -162,11 +173,12 @@ describe('startModelProxy', () => {
     expect(tunnel).toBe(403);
     expect(seen).toHaveLength(0);
     expect(records.every((record) => record.refused !== null && record.usage === null)).toBe(true);
-    expect(records.map((record) => record.status)).toEqual([403, 403, 403, 403, 403, 405, 403]);
+    expect(records.map((record) => record.status)).toEqual([403, 403, 403, 403, 403, 403, 403, 405, 403]);
   });
 
-  it('refuses with 429 once the budget is spent, and says so once', async () => {
-    const budget = boundedModelBudget({ maxTokens: 20 });
+  it('refuses with 429 once the next reservation does not fit, and says so once', async () => {
+    // Each request reserves ceil(49 body bytes / 3) = 17 input + 5 output tokens and is charged 10 + 5.
+    const budget = boundedModelBudget({ maxTokens: 40 });
     const state = await start({ budget });
     expect((await call('POST', '/v1/responses')).status).toBe(200);
     expect((await call('POST', '/v1/responses')).status).toBe(200);
@@ -185,7 +197,7 @@ describe('startModelProxy', () => {
 
   it('redacts the key out of what the provider echoes back, body and headers', async () => {
     await start();
-    const answer = await call('POST', '/v1/responses/echo');
+    const answer = await call('POST', '/v1/responses', { 'x-test-echo': 'yes' });
     expect(answer.status).toBe(401);
     expect(answer.body).toContain('bad key Bearer');
     expect(answer.body).not.toContain(TEST_API_KEY);

@@ -38,7 +38,11 @@ describe.each(CLIS)('%s (real CLI) under a model budget', (name) => {
       expect(run.report?.budgetExhausted).toBe(true);
       expect(budget.spent().requests).toBe(1);
       expect(run.model.requests.filter((request) => request.toolOutputs.length > 0)).toHaveLength(0);
-      expect(run.proxyRecords.some((record) => record.status === 429)).toBe(true);
+      // Refused before forwarding, shaped like the provider's own "quota spent" answer (429 / 400).
+      expect(run.proxyRecords.some((record) => record.refused?.startsWith('model budget exhausted') === true)).toBe(
+        true,
+      );
+      expect(run.proxyRecords.filter((record) => record.usage !== null)).toHaveLength(1);
       // What it did before the stop is still read from the worktree.
       expect(run.result.patch._tag).toBe('Patch');
     } finally {

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addUsage, boundedModelBudget, priceTable, priceUsage, UsageMeter, ZERO_USAGE } from '../src/index.js';
+import {
+  addUsage,
+  boundedModelBudget,
+  matchModelId,
+  priceTable,
+  priceUsage,
+  UsageMeter,
+  ZERO_USAGE,
+} from '../src/index.js';
 
 const encoder = new TextEncoder();
 const sseEvent = (data: unknown): string =>
@@ -131,7 +139,24 @@ describe('pricing by the model the provider names', () => {
     expect(anthropic.finish(prices).costUsd).toBeCloseTo((60 * 3 + 900 * 0.3 + 42 * 15) / 1e6, 12);
   });
 
-  it('an unknown or unnamed model costs 0 (tokens are still counted)', () => {
+  it('matches ids exactly, or as a dated snapshot of an id, and nothing else', () => {
+    expect(prices('gpt-5-codex-2025-09-15')).toBe(prices('gpt-5-codex'));
+    expect(prices('claude-sonnet-4-20250514')).toEqual({ inputUsdPerMillion: 99, outputUsdPerMillion: 99 });
+    for (const name of [
+      'gpt-5-codex-pro',
+      'gpt-5-codex-2025-09',
+      'gpt-5-codex-20250915x',
+      'claude-sonnet-4-5-latest',
+      'GPT-5-CODEX',
+    ]) {
+      expect(prices(name), name).toBeUndefined();
+    }
+    expect(prices.highest).toEqual({ inputUsdPerMillion: 99, outputUsdPerMillion: 99, cachedInputUsdPerMillion: 99 });
+    expect(matchModelId('gpt-5-2025-08-07', new Set(['gpt-5']))).toBe('gpt-5');
+    expect(matchModelId('gpt-5-pro', new Set(['gpt-5']))).toBeNull();
+  });
+
+  it('an unknown or unnamed model has no price (tokens are still counted)', () => {
     expect(prices('gpt-4o')).toBeUndefined();
     expect(prices(null)).toBeUndefined();
     expect(prices('claude-sonnetx')).toBeUndefined();
@@ -166,5 +191,16 @@ describe('pricing and budgets', () => {
     const byCost = boundedModelBudget({ maxCostUsd: 0.01 });
     byCost.charge({ ...ZERO_USAGE, requests: 1, costUsd: 0.02 });
     expect(byCost.mayRequest()).toBe(false);
+    expect(byCost.remaining()).toEqual({ costUsd: 0 });
+  });
+
+  it('a meter cut mid-stream reports no final usage but the output bytes it saw', () => {
+    const cut = OPENAI_STREAM.slice(0, OPENAI_STREAM.indexOf('event: response.completed'));
+    const seen = new UsageMeter('openai-responses', 'text/event-stream');
+    seen.push(encoder.encode(cut));
+    expect(seen.observe()).toMatchObject({ final: false, outputTokens: 0, outputBytes: 5 });
+    const whole = new UsageMeter('anthropic-messages', 'text/event-stream');
+    whole.push(encoder.encode(ANTHROPIC_STREAM));
+    expect(whole.observe()).toMatchObject({ final: true, outputTokens: 42 });
   });
 });

@@ -3,6 +3,7 @@
  * pack only when asked for; a missing pack is an error that says what to do.
  */
 
+import { DEFAULT_BUDGET } from '@crustcore/kernel';
 import type { ToolGate } from '@crustcore/runtime';
 import type { SandboxExecCap } from '@crustcore/sandbox';
 import type { CodingBackend } from '@crustcore/verify';
@@ -34,10 +35,10 @@ interface BackendFactoryModule {
 /**
  * Workers (Codex, Claude Code) get their model only through the credential
  * proxy. Their token use is charged to the kernel's budgets through the tool
- * gate's model-turn report; once a budget is spent, the proxy refuses more.
+ * gate's model-turn report; each request's worst case is reserved first (see
+ * `kernelBudgetBridge`), and once a budget is spent the proxy refuses more.
  */
 async function workersContext(name: string, context: PackBackendContext): Promise<Record<string, unknown>> {
-  let stopped = false;
   const pricing = await workerPricing(context);
   const apiKey = await vaultKeyFor(name, context);
   return {
@@ -47,21 +48,42 @@ async function workersContext(name: string, context: PackBackendContext): Promis
     env: context.env,
     goal: context.goal,
     ...(context.options.model === undefined ? {} : { model: context.options.model }),
-    budget: {
-      mayRequest: () => !stopped,
-      charge: (usage: { inputTokens?: number; outputTokens?: number; costUsd?: number }) => {
-        void context.toolGate
-          .modelTurn({
-            inputTokens: usage.inputTokens ?? 0,
-            outputTokens: usage.outputTokens ?? 0,
-            costMicros: Math.round((usage.costUsd ?? 0) * 1_000_000),
-          })
-          .then((answer) => {
-            if (answer.stop) stopped = true;
-          });
-      },
-    },
+    // The CLIs' own default models are often newer than the registry: charge those at its highest price
+    // rather than refuse them (pass --model with a priced model, or list it, for exact pricing).
+    requestPolicy: { unknownModels: 'highest-price' },
+    budget: kernelBudgetBridge(context),
     onModelRequest: (record: unknown) => context.note('model.request', { record }),
+  };
+}
+
+/**
+ * The proxy reserves each request's worst case against `remaining` before
+ * forwarding it, so `remaining` must be known at once, not after the
+ * kernel's asynchronous answer. `run` gives the kernel only a wall-time
+ * limit, so the task's token and cost limits are the kernel's defaults:
+ * mirrored here, charged synchronously; the kernel stays the authority
+ * (its "stop" ends the worker).
+ */
+function kernelBudgetBridge(context: PackBackendContext): Record<string, unknown> {
+  let stopped = false;
+  let tokens = 0;
+  let costMicros = 0;
+  return {
+    mayRequest: () => !stopped,
+    remaining: () => ({
+      tokens: Math.max(0, DEFAULT_BUDGET.tokens - tokens),
+      costUsd: Math.max(0, DEFAULT_BUDGET.costMicros - costMicros) / 1_000_000,
+    }),
+    charge: (usage: { inputTokens?: number; outputTokens?: number; costUsd?: number }) => {
+      const micros = Math.round((usage.costUsd ?? 0) * 1_000_000);
+      tokens += (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
+      costMicros += micros;
+      void context.toolGate
+        .modelTurn({ inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0, costMicros: micros })
+        .then((answer) => {
+          if (answer.stop) stopped = true;
+        });
+    },
   };
 }
 
@@ -93,8 +115,9 @@ async function vaultKeyFor(name: string, context: PackBackendContext): Promise<u
 /**
  * Prices for whatever model the worker's CLI ends up using, from the model
  * registry (`--models-config`, else the shipped example): the proxy reads
- * the model each response names and charges its price to the cost budget.
- * Without a registry entry the cost stays 0 and only tokens are budgeted.
+ * the model each request and response names (exact ids or dated snapshots)
+ * and charges its price to the cost budget; a model the registry does not
+ * price is charged at the registry's highest price.
  */
 async function workerPricing(context: PackBackendContext): Promise<unknown> {
   try {

@@ -14,6 +14,7 @@ import type { Clock, RandomSource } from '../meta/clock.js';
 import { LocalFallbackProvider } from '../meta/local-fallback.js';
 import { ReliableProvider } from '../meta/reliable.js';
 import { type Route, RouterProvider } from '../meta/router.js';
+import type { ModelPrices } from '../pricing.js';
 import type { ModelProvider } from '../provider.js';
 import type { ModelRegistry, ProviderEntry } from './config.js';
 
@@ -83,6 +84,30 @@ export function registryRoutes(
   return routes;
 }
 
+/** Provider id + model id → the registry's prices for it. */
+function pricesByRoute(registry: ModelRegistry): ReadonlyMap<string, ModelPrices> {
+  const prices = new Map<string, ModelPrices>();
+  for (const entry of registry.providers) {
+    for (const model of entry.models) {
+      if (model.prices !== undefined) prices.set(`${entry.id}\u0000${model.id}`, model.prices);
+    }
+  }
+  return prices;
+}
+
+/** The highest price of each kind among `all`; undefined when any is unknown. */
+export function dearestPrices(all: readonly (ModelPrices | undefined)[]): ModelPrices | undefined {
+  if (all.length === 0 || all.some((prices) => prices === undefined)) return undefined;
+  const known = all as readonly ModelPrices[];
+  const highest = (pick: (prices: ModelPrices) => number): number => Math.max(...known.map(pick));
+  return {
+    inputPerMillion: highest((prices) => prices.inputPerMillion),
+    outputPerMillion: highest((prices) => prices.outputPerMillion),
+    cacheReadPerMillion: highest((prices) => prices.cacheReadPerMillion ?? prices.inputPerMillion),
+    cacheWritePerMillion: highest((prices) => prices.cacheWritePerMillion ?? prices.inputPerMillion),
+  };
+}
+
 export function buildModelStack(registry: ModelRegistry, options: BuildOptions): ModelStack {
   const providers = new Map(registry.providers.map((entry) => [entry.id, buildProvider(entry, options)] as const));
   const routes = registryRoutes(registry, providers);
@@ -101,14 +126,22 @@ export function buildModelStack(registry: ModelRegistry, options: BuildOptions):
     });
   const localRoute = routes[LOCAL_ROLE]?.[0];
   const ceiling = registry.budget?.ceilingMicroDollars;
+  const ceilingTokens = registry.budget?.ceilingTokens;
   const routeKey = (route: Route): string => `${route.provider.id}\u0000${route.model}`;
+  const routePrices = pricesByRoute(registry);
   const localKeys = new Set((routes[LOCAL_ROLE] ?? []).map(routeKey));
   const chain = (chosen: readonly Route[]): ModelProvider => {
     const isLocalChain = chosen.every((route) => localKeys.has(routeKey(route)));
     const remote: ModelProvider =
       ceiling === undefined || isLocalChain
         ? reliable(chosen)
-        : new BudgetProvider(reliable(chosen), { ceilingMicroDollars: ceiling, meter });
+        : new BudgetProvider(reliable(chosen), {
+            ceilingMicroDollars: ceiling,
+            ...(ceilingTokens === undefined ? {} : { ceilingTokens }),
+            meter,
+            // The chain may move to any of its models: reserve at the dearest (none if one is unpriced).
+            prices: () => dearestPrices(chosen.map((route) => routePrices.get(routeKey(route)))),
+          });
     if (localRoute === undefined || isLocalChain) return remote;
     return new LocalFallbackProvider({
       primary: remote,

@@ -53,7 +53,8 @@ export interface ModelRegistry {
   readonly defaultRole: string;
   readonly providers: readonly ProviderEntry[];
   readonly retry?: RetrySettings;
-  readonly budget?: { readonly ceilingMicroDollars: number };
+  /** Ceilings the remote role chains share; each request's worst case is reserved against them first. */
+  readonly budget?: { readonly ceilingMicroDollars: number; readonly ceilingTokens?: number };
 }
 
 export interface RegistryError {
@@ -106,7 +107,7 @@ export const RegistryFileCodec = t.intersection([
       maxDelayMs: t.number,
       maxRetryAfterMs: t.number,
     }),
-    budget: t.type({ ceilingMicroDollars: t.number }),
+    budget: t.intersection([t.type({ ceilingMicroDollars: t.number }), t.partial({ ceilingTokens: t.number })]),
     note: t.string,
   }),
 ]);
@@ -244,6 +245,12 @@ export function validateRegistry(file: RegistryFile): Result<RegistryError, Mode
   const budget = file.budget;
   if (budget !== undefined && (!Number.isFinite(budget.ceilingMicroDollars) || budget.ceilingMicroDollars < 0)) {
     problems.push('budget.ceilingMicroDollars must be a non-negative number');
+  }
+  if (
+    budget?.ceilingTokens !== undefined &&
+    !(Number.isSafeInteger(budget.ceilingTokens) && budget.ceilingTokens >= 0)
+  ) {
+    problems.push('budget.ceilingTokens must be a non-negative integer');
   }
   if (problems.length > 0) return err({ _tag: 'RegistryError', problems });
   return ok({

@@ -303,6 +303,12 @@ export async function startCredentialProxy(
       upstreamResponse.on('data', (chunk: Buffer) => {
         responseBytes += chunk.length;
       });
+      // An upstream that dies mid-answer must not leave the client waiting: pipe() does not pass a cut on.
+      const cut = (): void => {
+        response.destroy();
+      };
+      upstreamResponse.on('aborted', cut);
+      upstreamResponse.on('error', cut);
       const body =
         options.redactor === undefined
           ? upstreamResponse

@@ -5,9 +5,10 @@
  *   sandbox ─► bridge ─► [worker socket] meter ─► [key socket] credential proxy ─► provider
  *
  * The meter (this module) is what the sandbox can reach. It lets through only
- * the provider's API paths, asks the task budget before each request, counts
- * tokens from the usage fields of each response, and records every request.
- * It holds no key. The credential proxy from `@crustcore/secrets` listens on
+ * the wire's one exact endpoint and request shape, reserves each request's
+ * worst case against the budget before forwarding it, settles to what the
+ * response actually cost (also when it is cut), and records every request
+ * (`exchange.ts` does one request). It holds no key. The credential proxy from `@crustcore/secrets` listens on
  * a socket in a directory the sandbox never sees; it strips any credential
  * the client sent, injects the real key, forwards to the one allowlisted
  * origin, and redacts the key out of responses. We chain the two instead of
@@ -17,43 +18,23 @@
  * the code that touches the key small.
  */
 import { chmodSync, unlinkSync } from 'node:fs';
-import {
-  createServer,
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type OutgoingHttpHeaders,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { err, ok, type Result } from '@crustcore/kernel';
 import { type CredentialProxy, type Redactor, type SecretMaterial, startCredentialProxy } from '@crustcore/secrets';
 import type { ModelBudget } from './budget.js';
+import { type MeterContext, type ModelRequestRecord, serveExchange } from './exchange.js';
+import type { RequestPolicy } from './request-policy.js';
+import { ReservationPool } from './reservation.js';
 import {
   addUsage,
   type ModelPricing,
   type ModelUsage,
   type ModelWire,
   type PriceForModel,
-  UsageMeter,
   ZERO_USAGE,
 } from './usage.js';
 
-/** One request the worker made, as the meter saw it. Never headers or bodies. */
-export interface ModelRequestRecord {
-  readonly method: string;
-  /** Path and query (at most 2,048 characters). */
-  readonly path: string;
-  /** The provider's status, or the proxy's own (403, 429, 502) when it answered itself. */
-  readonly status: number;
-  readonly requestBytes: number;
-  readonly responseBytes: number;
-  readonly durationMs: number;
-  /** Why the proxy refused or cut the request, or null when the provider answered in full. */
-  readonly refused: string | null;
-  /** Tokens the response reported; null when the request never reached the provider. */
-  readonly usage: ModelUsage | null;
-}
+export type { ModelRequestRecord } from './exchange.js';
 
 export interface ModelProxyOptions {
   readonly wire: ModelWire;
@@ -64,16 +45,27 @@ export interface ModelProxyOptions {
   /** Provider origin, e.g. `https://api.openai.com` (http: only for loopback test servers). */
   readonly upstream: string;
   readonly apiKey: SecretMaterial;
-  /** Path prefixes of the provider API the worker may call (`/v1/responses`). */
+  /**
+   * Path prefixes the key-holding layer forwards (`/v1/responses`): a second
+   * fence. The meter itself lets through only the wire's exact endpoint.
+   */
   readonly allowPaths: readonly string[];
   /** Redacts the key (and anything it knows) out of response bodies; must know the key. */
   readonly responseRedactor: Redactor;
+  /** Reserved against before each request (its `remaining`), charged after. */
   readonly budget?: ModelBudget;
+  /**
+   * Prices. One `ModelPricing`: every model costs that. A lookup (`priceTable`):
+   * a requested model it does not know is refused, and an answer naming a model
+   * it does not know is charged at the table's highest price.
+   */
   readonly pricing?: ModelPricing | PriceForModel;
+  /** Request-shape settings (output caps, background, store); strict by default. */
+  readonly policy?: RequestPolicy;
   /** Hard cap on requests per run, on top of the budget. */
   readonly maxRequests: number;
   readonly onRequest?: (record: ModelRequestRecord) => void;
-  /** Called once, when the first request is refused for budget. */
+  /** Called once, when the first request is refused because its reservation cannot fit the budget. */
   readonly onBudgetExhausted?: () => void;
 }
 
@@ -84,62 +76,19 @@ export type ModelProxyError =
 export interface ModelProxy {
   /** Every request so far (bounded by `maxRequests` plus refusals, at most 1,000 kept). */
   readonly requests: () => readonly ModelRequestRecord[];
-  /** Usage summed over every answered request. */
+  /** Usage charged, summed over every forwarded request. */
   readonly usage: () => ModelUsage;
+  /** Requests holding a reservation right now. */
+  readonly inFlight: () => number;
   readonly close: () => Promise<void>;
 }
 
 const MAX_KEPT_RECORDS = 1000;
 const MAX_PATH_CHARS = 2048;
-/** Hop-by-hop headers are the meter's own business on each side. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
 
 function authHeaders(wire: ModelWire, key: SecretMaterial): Readonly<Record<string, string>> {
   // The one place the worker's key leaves its box: into the upstream request headers.
   return wire === 'openai-responses' ? { authorization: `Bearer ${key.expose()}` } : { 'x-api-key': key.expose() };
-}
-
-function copyHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined && !HOP_BY_HOP.has(name.toLowerCase())) out[name.toLowerCase()] = value;
-  }
-  return out;
-}
-
-function redactHeaders(headers: OutgoingHttpHeaders, redactor: Redactor): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value === 'string') out[name] = redactor.redactText(value);
-    else if (Array.isArray(value)) out[name] = value.map((item) => redactor.redactText(item));
-    else if (value !== undefined) out[name] = value;
-  }
-  return out;
-}
-
-function pathAllowed(path: string, allowPaths: readonly string[]): string | null {
-  // Origin-form only: an absolute URI would be a worker using us as a forward proxy to another host.
-  if (!path.startsWith('/')) return 'only the provider API is reachable (absolute URI refused)';
-  let pathname: string;
-  try {
-    pathname = new URL(path, 'http://model-proxy.invalid').pathname;
-  } catch {
-    return 'malformed path';
-  }
-  if (/%2f|%5c/i.test(pathname)) return 'encoded slash in path';
-  if (!allowPaths.some((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`))) {
-    return 'path not allowed: only the provider API is reachable';
-  }
-  return null;
 }
 
 /** Starts the key-holding proxy, then the meter in front of it. */
@@ -168,9 +117,7 @@ async function startMeter(
 ): Promise<Result<ModelProxyError, ModelProxy>> {
   const records: ModelRequestRecord[] = [];
   let total = ZERO_USAGE;
-  let started = 0;
   let exhausted = false;
-
   const record = (entry: ModelRequestRecord): void => {
     if (records.length < MAX_KEPT_RECORDS) records.push(entry);
     try {
@@ -179,109 +126,54 @@ async function startMeter(
       // A failing observer must not break the worker's model access.
     }
   };
-
-  const handle = (request: IncomingMessage, response: ServerResponse): void => {
-    const startedAt = performance.now();
-    const method = request.method ?? 'GET';
-    const path = (request.url ?? '').slice(0, MAX_PATH_CHARS);
-    let requestBytes = 0;
-    let responseBytes = 0;
-    let done = false;
-    const finish = (status: number, refused: string | null, usage: ModelUsage | null): void => {
-      if (done) return;
-      done = true;
-      record({
-        method,
-        path,
-        status,
-        requestBytes,
-        responseBytes,
-        durationMs: performance.now() - startedAt,
-        refused,
-        usage,
-      });
-    };
-    const refuse = (status: number, reason: string): void => {
-      finish(status, reason, null);
-      if (!response.headersSent) {
-        response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
-      }
-      response.end(`crustcore model proxy: ${reason}\n`);
-      request.resume();
-    };
-
-    const notAllowed = pathAllowed(path, options.allowPaths);
-    if (notAllowed !== null) {
-      refuse(403, notAllowed);
-      return;
-    }
-    if (method !== 'POST' && method !== 'GET') {
-      refuse(405, `method ${method} not allowed`);
-      return;
-    }
-    const overBudget = started >= options.maxRequests || (options.budget !== undefined && !options.budget.mayRequest());
-    if (overBudget) {
-      if (!exhausted) {
-        exhausted = true;
-        options.onBudgetExhausted?.();
-      }
-      refuse(429, 'model budget exhausted');
-      return;
-    }
-    started += 1;
-
-    const headers = copyHeaders(request.headers);
-    // The key proxy only answers requests addressed to itself; token counting needs uncompressed bodies.
-    headers.host = 'localhost';
-    headers['accept-encoding'] = 'identity';
-    const outgoing = httpRequest({ socketPath: keyProxy.socketPath ?? '', method, path, headers });
-    let meter: UsageMeter | null = null;
-    let status = 502;
-    const settle = (refused: string | null): void => {
-      const usage = meter === null ? null : meter.finish(options.pricing);
-      if (usage !== null) {
-        total = addUsage(total, usage);
-        options.budget?.charge(usage);
-      }
-      finish(status, refused, usage);
-    };
-    outgoing.on('response', (upstream) => {
-      status = upstream.statusCode ?? 502;
-      meter = new UsageMeter(options.wire, String(upstream.headers['content-type'] ?? ''));
-      const counting = meter;
-      // The credential proxy redacts bodies; a provider could also echo the key in a header.
-      response.writeHead(status, redactHeaders(copyHeaders(upstream.headers), options.responseRedactor));
-      response.flushHeaders();
-      upstream.on('data', (chunk: Buffer) => {
-        responseBytes += chunk.length;
-        counting.push(chunk);
-      });
-      upstream.on('end', () => settle(null));
-      upstream.on('error', () => response.destroy());
-      upstream.pipe(response);
-    });
-    outgoing.on('error', () => {
-      if (done) return;
-      if (response.headersSent) {
-        response.destroy();
-        settle('upstream connection failed');
-        return;
-      }
-      refuse(502, 'upstream unreachable');
-    });
-    response.on('close', () => {
-      if (!outgoing.destroyed) outgoing.destroy();
-      if (!done) settle('worker went away');
-    });
-    request.on('data', (chunk: Buffer) => {
-      requestBytes += chunk.length;
-    });
-    request.pipe(outgoing);
+  const context: MeterContext = {
+    wire: options.wire,
+    keySocketPath: keyProxy.socketPath ?? '',
+    pricing: options.pricing,
+    policy: options.policy ?? {},
+    redactor: options.responseRedactor,
+    pool: new ReservationPool(options.budget, options.maxRequests),
+    record,
+    charged: (usage) => {
+      total = addUsage(total, usage);
+    },
+    exhausted: () => {
+      if (exhausted) return;
+      exhausted = true;
+      options.onBudgetExhausted?.();
+    },
   };
+  const server: Server = createServer((request, response) => {
+    void serveExchange(context, request, response);
+  });
+  refuseTunnels(server, record);
+  const listening = await listen(server, options.workerSocketPath);
+  if (listening !== null) return err(listening);
+  let closed = false;
+  return ok({
+    requests: () => [...records],
+    usage: () => total,
+    inFlight: () => context.pool.inFlight,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      try {
+        unlinkSync(options.workerSocketPath);
+      } catch {
+        // Already gone.
+      }
+      await keyProxy.close();
+    },
+  });
+}
 
-  const server: Server = createServer(handle);
+/** Tunnels and protocol switches would carry traffic the meter cannot see. */
+function refuseTunnels(server: Server, record: (entry: ModelRequestRecord) => void): void {
   server.on('clientError', (_error, socket) => socket.destroy());
-  // Tunnels and protocol switches would carry traffic the meter cannot see.
   server.on('connect', (request: IncomingMessage, socket) => {
     record({
       method: 'CONNECT',
@@ -298,34 +190,19 @@ async function startMeter(
   server.on('upgrade', (_request: IncomingMessage, socket) => {
     socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
   });
+}
+
+async function listen(server: Server, socketPath: string): Promise<ModelProxyError | null> {
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(options.workerSocketPath, resolve);
+      server.listen(socketPath, resolve);
     });
     // The sandbox runs as our uid; nobody else on the host needs this socket.
-    chmodSync(options.workerSocketPath, 0o600);
+    chmodSync(socketPath, 0o600);
+    return null;
   } catch (error) {
     server.close();
-    return err({ _tag: 'ModelProxyListenFailed', message: `model socket: ${(error as Error).message}` });
+    return { _tag: 'ModelProxyListenFailed', message: `model socket: ${(error as Error).message}` };
   }
-  let closed = false;
-  return ok({
-    requests: () => [...records],
-    usage: () => total,
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      try {
-        unlinkSync(options.workerSocketPath);
-      } catch {
-        // Already gone.
-      }
-      await keyProxy.close();
-    },
-  });
 }

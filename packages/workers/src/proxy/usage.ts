@@ -31,25 +31,66 @@ export interface ModelPricing {
 }
 
 /**
- * Prices for the model a response names (the worker CLI picks its own model;
- * the provider says which one answered). Undefined: price unknown, cost 0.
+ * Prices for a model id (the worker CLI picks its own model; the provider
+ * says which one answered). Undefined: the price is unknown, and the proxy
+ * refuses the request (see `model-proxy.ts`).
  */
 export type PriceForModel = (model: string | null) => ModelPricing | undefined;
 
+/** A price table: exact lookups plus its most expensive entry, for answers naming a model it does not know. */
+export interface PriceTable extends PriceForModel {
+  /** The highest input and highest output price in the table (each taken separately). */
+  readonly highest: ModelPricing | undefined;
+}
+
 /**
- * A `PriceForModel` over a price table (model id → prices). A response's model
- * matches its id exactly, or the longest id it extends with `-…` (providers
- * answer with dated snapshots: `claude-sonnet-4-5-20250929`).
+ * Dated snapshots a provider answers with, as the one explicit rule besides
+ * exact ids: `<id>-YYYY-MM-DD` (OpenAI) or `<id>-YYYYMMDD` (Anthropic).
+ * Nothing else extends an id: `gpt-5-pro` is not `gpt-5`.
  */
-export function priceTable(entries: Iterable<readonly [string, ModelPricing]>): PriceForModel {
+const SNAPSHOT = /^(.+?)-(?:\d{4}-\d{2}-\d{2}|\d{8})$/;
+
+/** The table id `model` names: itself, or the id it is a dated snapshot of; null when neither is known. */
+export function matchModelId(model: string, ids: ReadonlySet<string>): string | null {
+  if (ids.has(model)) return model;
+  const base = SNAPSHOT.exec(model)?.[1];
+  return base !== undefined && ids.has(base) ? base : null;
+}
+
+/** A `PriceTable` over entries (model id → prices), matched by `matchModelId`. */
+export function priceTable(entries: Iterable<readonly [string, ModelPricing]>): PriceTable {
   const table = new Map(entries);
-  const ids = [...table.keys()].sort((a, b) => b.length - a.length);
-  return (model) => {
+  const ids = new Set(table.keys());
+  const lookup = (model: string | null): ModelPricing | undefined => {
     if (model === null) return undefined;
-    const exact = table.get(model);
-    if (exact !== undefined) return exact;
-    const base = ids.find((id) => model.startsWith(`${id}-`));
-    return base === undefined ? undefined : table.get(base);
+    const id = matchModelId(model, ids);
+    return id === null ? undefined : table.get(id);
+  };
+  const prices = [...table.values()];
+  const highest: ModelPricing | undefined =
+    prices.length === 0
+      ? undefined
+      : {
+          inputUsdPerMillion: Math.max(...prices.map((price) => price.inputUsdPerMillion)),
+          outputUsdPerMillion: Math.max(...prices.map((price) => price.outputUsdPerMillion)),
+          cachedInputUsdPerMillion: Math.max(
+            ...prices.map((price) => price.cachedInputUsdPerMillion ?? price.inputUsdPerMillion),
+          ),
+        };
+  return Object.assign(lookup, { highest });
+}
+
+/** The dearer of two prices, field by field (undefined counts as nothing known). */
+export function dearerPricing(a: ModelPricing | undefined, b: ModelPricing | undefined): ModelPricing | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return {
+    inputUsdPerMillion: Math.max(a.inputUsdPerMillion, b.inputUsdPerMillion),
+    outputUsdPerMillion: Math.max(a.outputUsdPerMillion, b.outputUsdPerMillion),
+    cachedInputUsdPerMillion: Math.max(
+      a.cachedInputUsdPerMillion ?? a.inputUsdPerMillion,
+      b.cachedInputUsdPerMillion ?? b.inputUsdPerMillion,
+    ),
   };
 }
 
@@ -104,6 +145,8 @@ const OpenAiEvent = t.union([
   }),
   t.intersection([t.type({ object: t.literal('response'), usage: OpenAiUsage }), t.partial({ model: t.string })]),
 ]);
+/** Any event that names the answering model (`response.created` does, before any usage). */
+const OpenAiModel = t.union([t.type({ response: t.type({ model: t.string }) }), t.type({ model: t.string })]);
 
 const AnthropicUsage = t.partial({
   input_tokens: Count,
@@ -122,6 +165,9 @@ const AnthropicMessage = t.intersection([
   t.partial({ model: t.string }),
 ]);
 
+/** A streamed piece of output: OpenAI `response.*.delta` events, Anthropic `content_block_delta`. */
+const OutputDelta = t.type({ type: t.string, delta: t.union([t.string, t.record(t.string, t.unknown)]) });
+
 // ─── the meter ─────────────────────────────────────────────────────────────
 
 /** Longest SSE event we look into; a longer one is skipped (usage events are small). */
@@ -129,10 +175,28 @@ const MAX_EVENT_CHARS = 1024 * 1024;
 /** Largest JSON body parsed for usage; bigger non-stream bodies are not counted. */
 const MAX_JSON_BODY_CHARS = 8 * 1024 * 1024;
 
+const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
 interface Counts {
   input: number;
   cached: number;
   output: number;
+}
+
+/** What one response showed about its cost, whether or not it ran to the end. */
+export interface ObservedUsage {
+  readonly inputTokens: number;
+  readonly cachedInputTokens: number;
+  readonly outputTokens: number;
+  /** The provider's final usage report arrived (OpenAI `response.completed`…, Anthropic `message_delta`, a JSON body). */
+  readonly final: boolean;
+  /**
+   * UTF-8 bytes of streamed output (delta text, skipped oversized events, an
+   * unparsed JSON body). A byte-level tokenizer spends at least one byte per
+   * token, so this bounds the output tokens the client could have been sent.
+   */
+  readonly outputBytes: number;
+  readonly model: string | null;
 }
 
 /** Reads one response's bytes as they stream past and reports its usage at the end. */
@@ -146,6 +210,9 @@ export class UsageMeter {
   #bodyTooLarge = false;
   readonly #counts: Counts = { input: 0, cached: 0, output: 0 };
   #seen = false;
+  #final = false;
+  #outputBytes = 0;
+  #closed = false;
   /** The model the provider says answered, when it said. */
   #model: string | null = null;
 
@@ -160,6 +227,7 @@ export class UsageMeter {
     if (!this.#sse) {
       if (this.#body.length + text.length > MAX_JSON_BODY_CHARS) this.#bodyTooLarge = true;
       else this.#body += text;
+      if (this.#bodyTooLarge) this.#outputBytes += chunk.length;
       return;
     }
     this.#pending += text;
@@ -168,29 +236,39 @@ export class UsageMeter {
       if (boundary < 0) break;
       const event = this.#pending.slice(0, boundary);
       this.#pending = this.#pending.slice(boundary).replace(/^\r?\n\r?\n/, '');
-      if (this.#skipping) this.#skipping = false;
-      else this.#event(event);
+      if (this.#skipping) {
+        this.#skipping = false;
+        this.#outputBytes += utf8Bytes(event);
+      } else this.#event(event);
     }
     if (this.#pending.length > MAX_EVENT_CHARS) {
-      // Drop the oversized event's head and ignore the rest of it.
+      // Drop the oversized event's head and ignore the rest of it — but count it as output.
+      this.#outputBytes += utf8Bytes(this.#pending);
       this.#pending = '';
       this.#skipping = true;
     }
   }
 
-  /** Usage of the whole response (zero tokens when it reported none). */
-  finish(pricing: ModelPricing | PriceForModel | undefined): ModelUsage {
-    const tail = this.#decoder.decode();
-    if (this.#sse) {
-      this.#pending += tail;
-      if (this.#pending.trim() !== '' && !this.#skipping) this.#event(this.#pending);
-    } else if (!this.#bodyTooLarge) {
-      this.#json(this.#body + tail);
-    }
-    const tokens = {
+  /** Everything seen so far, after reading what is still buffered (call once, at the end or at a cut). */
+  observe(): ObservedUsage {
+    if (!this.#closed) this.#close();
+    return {
       inputTokens: this.#counts.input,
       cachedInputTokens: this.#counts.cached,
       outputTokens: this.#counts.output,
+      final: this.#final,
+      outputBytes: this.#outputBytes,
+      model: this.#model,
+    };
+  }
+
+  /** Usage of the whole response as reported (zero tokens when it reported none). */
+  finish(pricing: ModelPricing | PriceForModel | undefined): ModelUsage {
+    const seen = this.observe();
+    const tokens = {
+      inputTokens: seen.inputTokens,
+      cachedInputTokens: seen.cachedInputTokens,
+      outputTokens: seen.outputTokens,
     };
     const prices = typeof pricing === 'function' ? pricing(this.#model) : pricing;
     return { requests: 1, ...tokens, costUsd: priceUsage(tokens, prices) };
@@ -206,6 +284,22 @@ export class UsageMeter {
     return this.#seen;
   }
 
+  #close(): void {
+    this.#closed = true;
+    const tail = this.#decoder.decode();
+    if (this.#sse) {
+      this.#pending += tail;
+      if (this.#pending.trim() !== '' && !this.#skipping) this.#event(this.#pending);
+      else if (this.#skipping) this.#outputBytes += utf8Bytes(this.#pending);
+      return;
+    }
+    if (this.#bodyTooLarge) return;
+    const body = this.#body + tail;
+    this.#json(body);
+    // A body that reported no final usage (cut, or a shape we do not know) is all output, as far as we know.
+    if (!this.#final) this.#outputBytes += utf8Bytes(body);
+  }
+
   #event(block: string): void {
     const data = block
       .split(/\r?\n/)
@@ -213,28 +307,50 @@ export class UsageMeter {
       .map((line) => line.slice(5).replace(/^ /, ''))
       .join('\n');
     if (data === '' || data === '[DONE]') return;
-    this.#json(data);
+    if (!this.#json(data)) this.#outputBytes += utf8Bytes(data);
   }
 
-  #json(text: string): void {
+  /** False when `text` is not JSON. */
+  #json(text: string): boolean {
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
-      return;
+      return false;
     }
+    this.#delta(value);
     if (this.#wire === 'openai-responses') this.#openAi(value);
     else this.#anthropic(value);
+    return true;
+  }
+
+  #delta(value: unknown): void {
+    const delta = OutputDelta.decode(value);
+    if (delta._tag === 'Left' || this.#final) return;
+    const piece = delta.right.delta;
+    if (typeof piece === 'string') {
+      if (delta.right.type.endsWith('.delta')) this.#outputBytes += utf8Bytes(piece);
+      return;
+    }
+    if (delta.right.type !== 'content_block_delta') return;
+    for (const [field, part] of Object.entries(piece)) {
+      if (field !== 'type' && typeof part === 'string') this.#outputBytes += utf8Bytes(part);
+    }
   }
 
   #openAi(value: unknown): void {
+    const named = OpenAiModel.decode(value);
+    if (named._tag === 'Right') {
+      const model = 'response' in named.right ? named.right.response.model : named.right.model;
+      this.#model = model.slice(0, 200);
+    }
     const decoded = OpenAiEvent.decode(value);
     if (decoded._tag === 'Left') return;
     const body = 'response' in decoded.right ? decoded.right.response : decoded.right;
     const usage = body.usage;
-    if (body.model !== undefined) this.#model = body.model.slice(0, 200);
     // A stream reports usage once, in its final event; the last report wins.
     this.#seen = true;
+    this.#final = true;
     this.#counts.input = usage.input_tokens;
     this.#counts.cached = usage.input_tokens_details?.cached_tokens ?? 0;
     this.#counts.output = usage.output_tokens;
@@ -247,10 +363,13 @@ export class UsageMeter {
     if (start._tag === 'Right') {
       if (start.right.message.model !== undefined) this.#model = start.right.message.model.slice(0, 200);
       this.#anthropicUsage(start.right.message.usage);
-    } else if (delta._tag === 'Right') this.#anthropicUsage(delta.right.usage);
-    else if (message._tag === 'Right') {
+    } else if (delta._tag === 'Right') {
+      this.#anthropicUsage(delta.right.usage);
+      this.#final = true;
+    } else if (message._tag === 'Right') {
       if (message.right.model !== undefined) this.#model = message.right.model.slice(0, 200);
       this.#anthropicUsage(message.right.usage);
+      this.#final = true;
     }
   }
 

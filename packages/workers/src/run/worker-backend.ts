@@ -41,6 +41,7 @@ import { BRIDGE_SCRIPT_PATH } from '../bridge-script.js';
 import { locateWorkerCli, type WorkerCli } from '../cli/locate-cli.js';
 import { bothBudgets, boundedModelBudget, type ModelBudget } from '../proxy/budget.js';
 import { type ModelRequestRecord, startModelProxy } from '../proxy/model-proxy.js';
+import type { RequestPolicy } from '../proxy/request-policy.js';
 import type { ModelPricing, ModelUsage, PriceForModel } from '../proxy/usage.js';
 import { MODEL_NAME, type WorkerCliSpec, type WorkerSetup } from './cli-specs.js';
 import { workerPrompt } from './worker-prompt.js';
@@ -89,10 +90,12 @@ export interface WorkerBackendOptions {
   readonly upstream?: string;
   /** Model name (default: the CLI's own default). */
   readonly model?: string;
-  /** The task budget: asked before each request, charged after each response. */
+  /** The task budget: each request's worst case is reserved against its `remaining` first, then settled. */
   readonly budget?: ModelBudget;
-  /** Prices, to turn tokens into cost for the budget. */
+  /** Prices, to turn tokens into cost for the budget (a table refuses models it does not know; see `requestPolicy`). */
   readonly pricing?: ModelPricing | PriceForModel;
+  /** What the proxy lets through and how it caps output (strict by default). */
+  readonly requestPolicy?: RequestPolicy;
   /** Hard cap on model requests per run (default 500). */
   readonly maxModelRequests?: number;
   /** Redacts transcript, summary and commands (after the key itself, which is always redacted). */
@@ -268,6 +271,7 @@ export class WorkerCliBackend implements CodingBackend {
       budget: options.budget === undefined ? runBudget : bothBudgets(runBudget, options.budget),
       maxRequests: options.maxModelRequests ?? DEFAULT_MAX_MODEL_REQUESTS,
       ...(options.pricing === undefined ? {} : { pricing: options.pricing }),
+      ...(options.requestPolicy === undefined ? {} : { policy: options.requestPolicy }),
       ...(options.onModelRequest === undefined ? {} : { onRequest: options.onModelRequest }),
       onBudgetExhausted: () => {
         budgetExhausted = true;
