@@ -27,6 +27,7 @@ import { isInside, isNormalizedAbsolute, overlaps } from './mount/path-shape.js'
 import { shellUse } from './policy/shell-detection.js';
 import type { ResourceLimits, SandboxBackendKind, SandboxProfileName } from './profile/sandbox-profile.js';
 import { type ProcessResult, runProcess, signalProcessGroup } from './runner/process-runner.js';
+import { seccompProgram } from './seccomp/seccomp-filter.js';
 
 /** One sandboxed run. Optional bounds default to the profile's. */
 export interface SandboxRunSpec {
@@ -57,6 +58,8 @@ export interface SandboxedResult extends ProcessResult {
   readonly profile: SandboxProfileName;
   readonly backend: SandboxBackendKind;
   readonly isolation: SandboxIsolation;
+  /** `seccomp`: bubblewrap installed the syscall filter. The process jail has none. */
+  readonly syscallFilter: 'seccomp' | 'none';
   readonly processLimit: ProcessLimitEnforcement;
   readonly limits: ResourceLimits;
   /** Requested variables that were left out (names and reasons only). */
@@ -291,6 +294,8 @@ export async function runSandboxed(
           network: profile.network,
           extraBinds: cap.extraBinds,
           command: spec.argv,
+          // The runner hands the program to the child on descriptor 3, its only descriptor above 2.
+          seccompFd: 3,
         });
   // RLIMIT_NPROC counts every task of the user, so the budget is added on top of what the user already runs.
   const processRlimit = isRoot ? null : cap.limits.processes + countUserTasks(process.getuid?.() ?? -1);
@@ -311,6 +316,7 @@ export async function runSandboxed(
       ...(spec.signal === undefined ? {} : { signal: spec.signal }),
     },
     {
+      ...(bwrap === null ? {} : { descriptor3Input: seccompProgram() }),
       killTree: (pid, signal) => {
         signalProcessGroup(pid, signal);
         // setsid'd descendants left the group but never leave the cgroup.
@@ -335,6 +341,7 @@ export async function runSandboxed(
     profile: profile.name,
     backend: cap.backend,
     isolation: cap.backend === 'bubblewrap' ? 'namespaces' : 'process-jail',
+    syscallFilter: bwrap === null ? 'none' : 'seccomp',
     processLimit,
     limits: cap.limits,
     envDropped: sanitized.dropped,
