@@ -71,3 +71,11 @@ export {
   type ProcessStartFailure,
   runTrustedHostCommand,
 } from './runner/process-runner.js';
+export { seccompProgram } from './seccomp/seccomp-filter.js';
+export { type ArgCondition, ERRNO, SECCOMP_RULES, type SeccompRule } from './seccomp/seccomp-policy.js';
+export {
+  type FilterArch,
+  type FilteredSyscall,
+  SYSCALL_NUMBERS,
+  syscallNumber,
+} from './seccomp/syscall-numbers.js';
