@@ -55,6 +55,7 @@ export {
   type SandboxProfileName,
 } from './profile/sandbox-profile.js';
 export {
+  type MemoryLimitEnforcement,
   type ProcessLimitEnforcement,
   runSandboxed,
   type SandboxedResult,
