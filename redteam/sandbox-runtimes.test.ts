@@ -60,7 +60,10 @@ function dependencyClosure(names: readonly string[]): Set<string> {
 /** Hard links when the file system allows (same device), else copies. */
 function linkTree(source: string, target: string): void {
   const stat = lstatSync(source);
-  if (stat.isSymbolicLink()) return symlinkSync(readlinkSync(source), target);
+  if (stat.isSymbolicLink()) {
+    symlinkSync(readlinkSync(source), target);
+    return;
+  }
   if (stat.isDirectory()) {
     mkdirSync(target, { recursive: true });
     for (const entry of readdirSync(source)) linkTree(join(source, entry), join(target, entry));
