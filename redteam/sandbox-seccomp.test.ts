@@ -230,7 +230,7 @@ describe('redteam: seccomp filter', () => {
 
   it('kills a call made through the x32 ABI (other syscall numbering), which the host merely refuses', async () => {
     if (arch !== 'x86_64') return;
-    const x32 = [
+    const x32: [string, ...string[]] = [
       '/usr/bin/python3',
       '-c',
       'import ctypes; l = ctypes.CDLL(None, use_errno=True); r = l.syscall(0x40000000 | 39); print("ALIVE", r, ctypes.get_errno())',
