@@ -5,6 +5,7 @@
  * redteam/sandbox-seccomp.test.ts.
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SECCOMP_RULES, SYSCALL_NUMBERS, seccompProgram } from '../src/index.js';
 import { assemble, jumpIfEqual, label, ret, to } from '../src/seccomp/bpf-assembler.js';
@@ -37,6 +38,17 @@ describe('seccomp filter', () => {
     expect([view.getUint16(0, true), view.getUint32(4, true)]).toEqual([0x20, 4]);
     // Last of the x86 section: the kill return lies between the sections, and the program ends with ALLOW.
     expect(view.getUint32(program.length - 4, true)).toBe(0x7fff0000);
+  });
+
+  it('is documented row by row in docs/sandbox.md (call, errno, numbers)', () => {
+    const docs = readFileSync(resolve(import.meta.dirname, '../../../docs/sandbox.md'), 'utf8');
+    for (const rule of SECCOMP_RULES) {
+      const [onX86, onArm] = SYSCALL_NUMBERS[rule.syscall];
+      const errno = rule.errno === 1 ? 'EPERM' : 'ENOSYS';
+      const row = docs.split('\n').find((line) => line.startsWith(`| \`${rule.syscall}\` |`));
+      expect(row, rule.syscall).toBeDefined();
+      expect(row).toContain(`| ${errno} | ${onX86 ?? '—'} / ${onArm ?? '—'} |`);
+    }
   });
 
   it('refuses unknown labels, backward jumps and jumps longer than 255', () => {
