@@ -55,6 +55,7 @@ export {
   type SandboxProfileName,
 } from './profile/sandbox-profile.js';
 export {
+  type MemoryLimitEnforcement,
   type ProcessLimitEnforcement,
   runSandboxed,
   type SandboxedResult,
@@ -71,3 +72,11 @@ export {
   type ProcessStartFailure,
   runTrustedHostCommand,
 } from './runner/process-runner.js';
+export { seccompProgram } from './seccomp/seccomp-filter.js';
+export { type ArgCondition, ERRNO, SECCOMP_RULES, type SeccompRule } from './seccomp/seccomp-policy.js';
+export {
+  type FilterArch,
+  type FilteredSyscall,
+  SYSCALL_NUMBERS,
+  syscallNumber,
+} from './seccomp/syscall-numbers.js';

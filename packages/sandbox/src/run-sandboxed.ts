@@ -12,6 +12,7 @@ import { err, ok, type Result } from '@crustcore/kernel';
 import { bubblewrapArgv } from './backend/bubblewrap-argv.js';
 import { SandboxExecCap } from './capability/sandbox-exec-cap.js';
 import { type DroppedEnvVar, sanitizeEnvironment } from './env/sanitize-env.js';
+import { createMemoryCgroup, type MemoryCgroup, memoryCgroupOomKills } from './limits/memory-cgroup.js';
 import {
   cgroupForkRefusals,
   createPidsCgroup,
@@ -27,6 +28,7 @@ import { isInside, isNormalizedAbsolute, overlaps } from './mount/path-shape.js'
 import { shellUse } from './policy/shell-detection.js';
 import type { ResourceLimits, SandboxBackendKind, SandboxProfileName } from './profile/sandbox-profile.js';
 import { type ProcessResult, runProcess, signalProcessGroup } from './runner/process-runner.js';
+import { seccompProgram } from './seccomp/seccomp-filter.js';
 
 /** One sandboxed run. Optional bounds default to the profile's. */
 export interface SandboxRunSpec {
@@ -52,12 +54,24 @@ export type SandboxIsolation = 'namespaces' | 'process-jail';
 /** How the process count limit was enforced. `unenforced` only happens as root without a pids cgroup. */
 export type ProcessLimitEnforcement = 'pids-cgroup' | 'rlimit-nproc' | 'unenforced';
 
+/**
+ * How memory was bounded. `rlimit-data`: each process (RLIMIT_DATA), so the
+ * run as a whole at most `processes × memoryBytes`. `memory-cgroup`: that,
+ * and the whole run at `memoryBytes` (root with a v1 memory controller).
+ */
+export type MemoryLimitEnforcement = 'memory-cgroup' | 'rlimit-data';
+
 /** A finished sandboxed run: the process result plus how it was confined. */
 export interface SandboxedResult extends ProcessResult {
   readonly profile: SandboxProfileName;
   readonly backend: SandboxBackendKind;
   readonly isolation: SandboxIsolation;
+  /** `seccomp`: bubblewrap installed the syscall filter. The process jail has none. */
+  readonly syscallFilter: 'seccomp' | 'none';
   readonly processLimit: ProcessLimitEnforcement;
+  readonly memoryLimit: MemoryLimitEnforcement;
+  /** Processes the kernel killed because the run's memory group was full (0 without a group). */
+  readonly oomKills: number;
   readonly limits: ResourceLimits;
   /** Requested variables that were left out (names and reasons only). */
   readonly envDropped: readonly DroppedEnvVar[];
@@ -97,8 +111,11 @@ const SYSTEM_DIRECTORIES = [
   '/dev',
   '/boot',
 ];
-/** Joins the pids cgroup, then becomes the limited command: a fixed script, never built from input. */
-const JOIN_CGROUP_SCRIPT = 'echo $$ > "$0" || exit 125; exec "$@"';
+/**
+ * Joins each cgroup named before `--` (their `cgroup.procs` files), then
+ * becomes the limited command: a fixed script, never built from input.
+ */
+const JOIN_CGROUPS_SCRIPT = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
 const JAIL_PREFIX = 'crustcore-jail-';
 
 function refuse(reason: SandboxRefusal['reason'], message: string, fix: string | null = null) {
@@ -248,6 +265,9 @@ export async function runSandboxed(
     }
   }
 
+  const memoryCgroup: MemoryCgroup | null =
+    isRoot && shPath !== null ? createMemoryCgroup(cap.limits.memoryBytes) : null;
+
   let jailDirectory: string | null = null;
   let home = SANDBOX_HOME;
   let scratch = '/tmp';
@@ -291,15 +311,27 @@ export async function runSandboxed(
           network: profile.network,
           extraBinds: cap.extraBinds,
           command: spec.argv,
+          // The runner hands the program to the child on descriptor 3, its only descriptor above 2.
+          seccompFd: 3,
         });
   // RLIMIT_NPROC counts every task of the user, so the budget is added on top of what the user already runs.
   const processRlimit = isRoot ? null : cap.limits.processes + countUserTasks(process.getuid?.() ?? -1);
   const limited = [...prlimitArgv(prlimit, cap.limits, processRlimit), ...confined];
+  const groups = [cgroup, memoryCgroup].filter((group) => group !== null);
   const argv: [string, ...string[]] =
-    cgroup !== null && shPath !== null
-      ? [shPath, '-c', JOIN_CGROUP_SCRIPT, cgroup.procsFile, ...limited]
+    groups.length > 0 && shPath !== null
+      ? [
+          shPath,
+          '-c',
+          JOIN_CGROUPS_SCRIPT,
+          'crustcore-join',
+          ...groups.map((group) => group.procsFile),
+          '--',
+          ...limited,
+        ]
       : (limited as [string, ...string[]]);
   let forkRefusals = 0;
+  let oomKills = 0;
   const result = await runProcess(
     {
       argv,
@@ -311,23 +343,23 @@ export async function runSandboxed(
       ...(spec.signal === undefined ? {} : { signal: spec.signal }),
     },
     {
+      ...(bwrap === null ? {} : { descriptor3Input: seccompProgram() }),
       killTree: (pid, signal) => {
         signalProcessGroup(pid, signal);
         // setsid'd descendants left the group but never leave the cgroup.
         if (cgroup !== null) signalCgroup(cgroup, signal);
       },
       afterExit: async () => {
-        if (cgroup !== null) {
-          forkRefusals = cgroupForkRefusals(cgroup);
-          await destroyPidsCgroup(cgroup);
-        }
+        if (cgroup !== null) forkRefusals = cgroupForkRefusals(cgroup);
+        if (memoryCgroup !== null) oomKills = memoryCgroupOomKills(memoryCgroup);
+        for (const group of groups) await destroyPidsCgroup(group);
         if (jailDirectory !== null) rmSync(jailDirectory, { recursive: true, force: true, maxRetries: 3 });
       },
     },
   );
   if (result.startError !== null) {
     // Nothing ran, so afterExit never did: clean up here.
-    if (cgroup !== null) await destroyPidsCgroup(cgroup);
+    for (const group of groups) await destroyPidsCgroup(group);
     if (jailDirectory !== null) rmSync(jailDirectory, { recursive: true, force: true, maxRetries: 3 });
   }
   return ok({
@@ -335,7 +367,10 @@ export async function runSandboxed(
     profile: profile.name,
     backend: cap.backend,
     isolation: cap.backend === 'bubblewrap' ? 'namespaces' : 'process-jail',
+    syscallFilter: bwrap === null ? 'none' : 'seccomp',
     processLimit,
+    memoryLimit: memoryCgroup === null ? 'rlimit-data' : 'memory-cgroup',
+    oomKills,
     limits: cap.limits,
     envDropped: sanitized.dropped,
     forkRefusals,

@@ -6,10 +6,10 @@ import { countUserTasks } from '../src/limits/user-tasks.js';
 describe('prlimitArgv', () => {
   const limits = SANDBOX_PROFILES.hostile.limits;
 
-  it('sets address space, CPU (soft:hard), file size, open files and no core dumps', () => {
+  it('sets data memory (never address space), CPU (soft:hard), file size, open files and no core dumps', () => {
     expect(prlimitArgv('/usr/bin/prlimit', limits, null)).toEqual([
       '/usr/bin/prlimit',
-      `--as=${limits.addressSpaceBytes}`,
+      `--data=${limits.memoryBytes}`,
       `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 5}`,
       `--fsize=${limits.fileSizeBytes}`,
       `--nofile=${limits.openFiles}`,

@@ -94,16 +94,24 @@ describe('runSandboxed (bubblewrap)', () => {
     expect(result.startError).toMatchObject({ reason: 'NotFound', code: 'ENOENT' });
   });
 
-  it('removes its pids cgroup after the run', async () => {
+  it('runs inside its own pids and memory cgroups and removes both after the run', async () => {
     const wt = worktree();
-    const parent = '/sys/fs/cgroup/pids/crustcore';
-    const result = await run(cap('build'), {
-      argv: ['sh', '-c', 'cat /proc/self/cgroup >/dev/null; echo $$'],
+    // The jail has no cgroup namespace, so /proc/self/cgroup shows the real group paths.
+    const result = await run(cap('build', { backend: 'process-jail' }), {
+      argv: ['cat', '/proc/self/cgroup'],
       worktreeRoot: wt.root,
       cwd: wt.root,
     });
     expect(result.exitCode).toBe(0);
-    if (result.processLimit === 'pids-cgroup') {
+    expect(result.memoryLimit).toBe(result.processLimit === 'pids-cgroup' ? 'memory-cgroup' : 'rlimit-data');
+    for (const [controller, used] of [
+      ['pids', result.processLimit === 'pids-cgroup'],
+      ['memory', result.memoryLimit === 'memory-cgroup'],
+    ] as const) {
+      if (!used) continue;
+      // Inside: the run's own group, whose name starts with this process's pid.
+      expect(result.stdout.text).toMatch(new RegExp(`:${controller}:/crustcore/${process.pid}-[0-9a-f]+\\n`));
+      const parent = `/sys/fs/cgroup/${controller}/crustcore`;
       const mine = existsSync(parent) ? readdirSync(parent).filter((name) => name.startsWith(`${process.pid}-`)) : [];
       expect(mine).toEqual([]);
     }

@@ -19,6 +19,12 @@ export interface BubblewrapPlan {
   readonly extraBinds: readonly ExtraBind[];
   /** argv of the sandboxed program. */
   readonly command: readonly string[];
+  /**
+   * Descriptor carrying the seccomp program (see seccomp/seccomp-filter.ts);
+   * bwrap reads it to EOF, closes it, and installs the filter right before
+   * it executes the command. Absent: no filter (tests' controls only).
+   */
+  readonly seccompFd?: number;
 }
 
 /** Full argv: `[bwrap, …options, '--', …command]`. */
@@ -36,6 +42,7 @@ export function bubblewrapArgv(plan: BubblewrapPlan): string[] {
     'ALL',
     '--hostname',
     'crustcore-sandbox',
+    ...(plan.seccompFd === undefined ? [] : ['--seccomp', String(plan.seccompFd)]),
   ];
   for (const mount of systemMounts()) {
     if (mount.kind === 'symlink') args.push('--symlink', mount.target, mount.path);

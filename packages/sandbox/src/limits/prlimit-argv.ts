@@ -8,14 +8,15 @@ import type { ResourceLimits } from '../profile/sandbox-profile.js';
 const CPU_HARD_MARGIN_SECONDS = 5;
 
 /**
- * argv prefix `[prlimit, --as=…, …, '--']`. `--nproc=processRlimit` is added
+ * argv prefix `[prlimit, --data=…, …, '--']`. `--nproc=processRlimit` is added
  * only when it is not null: RLIMIT_NPROC is ignored for uid 0 (a pids cgroup
  * does that job as root) and counts every task of the user system-wide.
  */
 export function prlimitArgv(prlimitPath: string, limits: ResourceLimits, processRlimit: number | null): string[] {
   const args = [
     prlimitPath,
-    `--as=${limits.addressSpaceBytes}`,
+    // RLIMIT_DATA, not RLIMIT_AS: see ResourceLimits.memoryBytes.
+    `--data=${limits.memoryBytes}`,
     `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + CPU_HARD_MARGIN_SECONDS}`,
     `--fsize=${limits.fileSizeBytes}`,
     `--nofile=${limits.openFiles}`,

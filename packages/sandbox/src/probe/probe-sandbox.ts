@@ -12,6 +12,7 @@ import { findHostTool } from '../mount/host-layout.js';
 import type { SandboxBackendKind } from '../profile/sandbox-profile.js';
 import type { ProcessLimitEnforcement, SandboxIsolation } from '../run-sandboxed.js';
 import { runProcess } from '../runner/process-runner.js';
+import { seccompProgram } from '../seccomp/seccomp-filter.js';
 
 /** A known reason a backend does not work. */
 export type SandboxProblem =
@@ -126,14 +127,19 @@ async function probeBubblewrap(): Promise<SandboxProbe['bubblewrap']> {
       network: 'none',
       extraBinds: [],
       command: ['/bin/true'],
+      seccompFd: 3,
     });
-    const run = await runProcess({
-      argv: argv as [string, ...string[]],
-      cwd: worktree,
-      env: PROBE_ENV,
-      timeoutMs: PROBE_TIMEOUT_MS,
-      maxOutputBytes: 16_384,
-    });
+    // With the seccomp filter, as a real run: a kernel that refuses it fails here, not in the first task.
+    const run = await runProcess(
+      {
+        argv: argv as [string, ...string[]],
+        cwd: worktree,
+        env: PROBE_ENV,
+        timeoutMs: PROBE_TIMEOUT_MS,
+        maxOutputBytes: 16_384,
+      },
+      { descriptor3Input: seccompProgram() },
+    );
     if (run.exitCode === 0) {
       return {
         ...base,

@@ -13,8 +13,16 @@ export type SandboxBackendKind = 'bubblewrap' | 'process-jail';
 
 /** Kernel resource limits applied with prlimit (and a pids cgroup for `processes` as root). */
 export interface ResourceLimits {
-  /** RLIMIT_AS. Below ≈ 1 GiB Node cannot start, so profiles stay well above that. */
-  readonly addressSpaceBytes: number;
+  /**
+   * Memory, bounded twice: RLIMIT_DATA for each process (private writable
+   * memory: heap, anonymous mappings) and, as root, a cgroup v1 memory group
+   * capping the whole run at the same number. Not RLIMIT_AS: V8 reserves
+   * large address ranges it never touches (WebAssembly guard regions), so an
+   * address-space cap breaks vitest long before memory is short, while
+   * reservations that are never made writable do not count against
+   * RLIMIT_DATA.
+   */
+  readonly memoryBytes: number;
   /** RLIMIT_CPU in seconds (soft; the hard limit is 5 s later). */
   readonly cpuSeconds: number;
   /** Processes and threads: pids cgroup `pids.max` as root, RLIMIT_NPROC otherwise. */
@@ -115,7 +123,7 @@ export const SANDBOX_PROFILES: Readonly<Record<SandboxProfileName, SandboxProfil
     allowExtraBinds: false,
     allowWorktreeInPathLists: false,
     backends: ['bubblewrap', 'process-jail'],
-    limits: { addressSpaceBytes: 16 * GiB, cpuSeconds: 600, processes: 256, fileSizeBytes: 1 * GiB, openFiles: 4096 },
+    limits: { memoryBytes: 8 * GiB, cpuSeconds: 600, processes: 256, fileSizeBytes: 1 * GiB, openFiles: 4096 },
     defaultTimeoutMs: 10 * minute,
     maxTimeoutMs: 60 * minute,
     maxOutputBytes: 4 * MiB,
@@ -131,7 +139,7 @@ export const SANDBOX_PROFILES: Readonly<Record<SandboxProfileName, SandboxProfil
     allowExtraBinds: false,
     allowWorktreeInPathLists: true,
     backends: ['bubblewrap', 'process-jail'],
-    limits: { addressSpaceBytes: 16 * GiB, cpuSeconds: 1800, processes: 512, fileSizeBytes: 4 * GiB, openFiles: 8192 },
+    limits: { memoryBytes: 16 * GiB, cpuSeconds: 1800, processes: 512, fileSizeBytes: 4 * GiB, openFiles: 8192 },
     defaultTimeoutMs: 20 * minute,
     maxTimeoutMs: 120 * minute,
     maxOutputBytes: 8 * MiB,
@@ -152,7 +160,7 @@ export const SANDBOX_PROFILES: Readonly<Record<SandboxProfileName, SandboxProfil
     allowExtraBinds: true,
     allowWorktreeInPathLists: true,
     backends: ['bubblewrap', 'process-jail'],
-    limits: { addressSpaceBytes: 32 * GiB, cpuSeconds: 3600, processes: 512, fileSizeBytes: 2 * GiB, openFiles: 8192 },
+    limits: { memoryBytes: 16 * GiB, cpuSeconds: 3600, processes: 512, fileSizeBytes: 2 * GiB, openFiles: 8192 },
     defaultTimeoutMs: 30 * minute,
     maxTimeoutMs: 240 * minute,
     maxOutputBytes: 16 * MiB,
@@ -183,7 +191,7 @@ export const SANDBOX_PROFILES: Readonly<Record<SandboxProfileName, SandboxProfil
     allowExtraBinds: false,
     allowWorktreeInPathLists: false,
     backends: ['bubblewrap'],
-    limits: { addressSpaceBytes: 4 * GiB, cpuSeconds: 60, processes: 64, fileSizeBytes: 64 * MiB, openFiles: 256 },
+    limits: { memoryBytes: 2 * GiB, cpuSeconds: 60, processes: 64, fileSizeBytes: 64 * MiB, openFiles: 256 },
     defaultTimeoutMs: 1 * minute,
     maxTimeoutMs: 10 * minute,
     maxOutputBytes: 1 * MiB,
@@ -206,7 +214,7 @@ export function tightenLimits(base: ResourceLimits, tighter: Partial<ResourceLim
     return wanted !== undefined && wanted < base[key] ? wanted : base[key];
   };
   return {
-    addressSpaceBytes: pick('addressSpaceBytes'),
+    memoryBytes: pick('memoryBytes'),
     cpuSeconds: pick('cpuSeconds'),
     processes: pick('processes'),
     fileSizeBytes: pick('fileSizeBytes'),

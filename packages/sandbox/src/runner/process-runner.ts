@@ -10,7 +10,11 @@
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { findHostTool } from '../mount/host-layout.js';
 import { type CapturedStream, StreamCapture } from './captured-stream.js';
+import { LAUNCHER_FAILURE_EXIT, LAUNCHER_FAILURE_MARKER, launcherArgv } from './descriptor-launcher.js';
+import { resolveProgram } from './resolve-program.js';
 
 /** A process to run: argv (never a shell string), cwd, and bounds. */
 export interface ProcessSpec {
@@ -89,6 +93,11 @@ export interface RunHooks {
   readonly killTree?: (pid: number, signal: NodeJS.Signals) => void;
   /** Called once after the child exited and its streams closed (cleanup); awaited before resolving. */
   readonly afterExit?: (pid: number) => void | Promise<void>;
+  /**
+   * Bytes the program reads from descriptor 3 until EOF (bubblewrap's
+   * `--seccomp 3`). The one descriptor above 2 a child ever gets.
+   */
+  readonly descriptor3Input?: Uint8Array;
 }
 
 const emptyCapture = (): CapturedStream => new StreamCapture(0).finish();
@@ -156,42 +165,105 @@ function errnoCode(error: unknown): string | null {
   return typeof code === 'string' ? code : null;
 }
 
+/** What to spawn: the launcher's argv wrapped around the resolved program. */
+interface Launch {
+  readonly file: string;
+  readonly args: string[];
+  readonly carriesInput: boolean;
+}
+
+/** Checks the spec, resolves the program and builds the launcher argv; a start failure otherwise. */
+function prepareLaunch(spec: ProcessSpec, hooks: RunHooks): Launch | ProcessResult {
+  const problem = checkProcessSpec(spec);
+  if (problem !== null) return startFailed('InvalidSpec', null, problem);
+  if (spec.signal?.aborted === true) return startFailed('SpawnFailed', null, 'cancelled before start', true);
+  try {
+    if (!statSync(spec.cwd).isDirectory()) {
+      return startFailed('CwdNotFound', 'ENOTDIR', `cwd is not a directory: ${spec.cwd}`);
+    }
+  } catch (error) {
+    return startFailed('CwdNotFound', errnoCode(error), `cwd does not exist: ${spec.cwd}`);
+  }
+  const program = spec.argv[0];
+  const found = resolveProgram(program, spec.env.PATH, spec.cwd);
+  if (found._tag === 'Missing') {
+    return startFailed(reasonFor(found.code), found.code, `cannot start ${program}: ${found.code}`);
+  }
+  const perl = findHostTool('perl');
+  if (perl === null) {
+    return startFailed(
+      'SpawnFailed',
+      null,
+      'perl is needed to close inherited descriptors before a child runs: apt-get install -y perl-base',
+    );
+  }
+  const carriesInput = hooks.descriptor3Input !== undefined;
+  const launch = launcherArgv(perl, carriesInput, found.path, spec.argv);
+  if ('problem' in launch) return startFailed('SpawnFailed', null, launch.problem);
+  const [file, ...args] = launch.argv;
+  return { file, args, carriesInput };
+}
+
+/** A run the launcher refused before the program started (its marker line on stderr, exit 125). */
+function launcherFailure(result: ProcessResult): ProcessResult {
+  if (
+    result.exitCode !== LAUNCHER_FAILURE_EXIT ||
+    result.stdout.totalBytes > 0 ||
+    !result.stderr.text.startsWith(LAUNCHER_FAILURE_MARKER)
+  ) {
+    return result;
+  }
+  const message = result.stderr.text.trim();
+  return { ...result, startError: { _tag: 'ProcessStartError', reason: 'SpawnFailed', code: null, message } };
+}
+
 /**
  * Runs `spec` and resolves with how it ended. Never rejects for an expected
  * failure. Internal form with backend hooks; the public entry points are
  * `runTrustedHostCommand` and `runSandboxed`.
+ *
+ * The child is the descriptor-closing launcher (see descriptor-launcher.ts):
+ * its fd 2 is /dev/null and the real stderr arrives on fd 3 until the
+ * launcher, inside the child, moves it back and closes everything from 3 up.
  */
 export function runProcess(spec: ProcessSpec, hooks: RunHooks = {}): Promise<ProcessResult> {
-  const problem = checkProcessSpec(spec);
-  if (problem !== null) return Promise.resolve(startFailed('InvalidSpec', null, problem));
-  if (spec.signal?.aborted === true) {
-    return Promise.resolve(startFailed('SpawnFailed', null, 'cancelled before start', true));
-  }
-  try {
-    if (!statSync(spec.cwd).isDirectory()) {
-      return Promise.resolve(startFailed('CwdNotFound', 'ENOTDIR', `cwd is not a directory: ${spec.cwd}`));
-    }
-  } catch (error) {
-    return Promise.resolve(startFailed('CwdNotFound', errnoCode(error), `cwd does not exist: ${spec.cwd}`));
-  }
-
-  const [program, ...args] = spec.argv;
+  const launch = prepareLaunch(spec, hooks);
+  if (!('file' in launch)) return Promise.resolve(launch);
+  const program = spec.argv[0];
   const startedAt = performance.now();
   let child: ReturnType<typeof spawn>;
   try {
-    child = spawn(program, args, {
+    child = spawn(launch.file, launch.args, {
       cwd: spec.cwd,
       // A fresh object: node must see exactly these variables and nothing else.
       env: { ...spec.env },
       detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'ignore', 'pipe', ...(launch.carriesInput ? (['pipe'] as const) : [])],
       windowsHide: true,
     });
   } catch (error) {
     const code = errnoCode(error);
     return Promise.resolve(startFailed(code === null ? 'InvalidSpec' : reasonFor(code), code, String(error)));
   }
+  const childStderr = child.stdio[3] as Readable | null;
+  const input = launch.carriesInput ? (child.stdio[4] as Writable | null) : null;
+  if (input !== null) {
+    input.on('error', () => {});
+    // Once the bytes are handed over, our end goes: the reader sees EOF, and `close` need not wait for it.
+    input.once('finish', () => input.destroy());
+    input.end(hooks.descriptor3Input);
+  }
+  return superviseChild(child, childStderr, spec, hooks, program, startedAt).then(launcherFailure);
+}
 
+function superviseChild(
+  child: ReturnType<typeof spawn>,
+  childStderr: Readable | null,
+  spec: ProcessSpec,
+  hooks: RunHooks,
+  program: string,
+  startedAt: number,
+): Promise<ProcessResult> {
   return new Promise<ProcessResult>((resolve) => {
     const pid = child.pid;
     if (pid === undefined) {
@@ -205,11 +277,11 @@ export function runProcess(spec: ProcessSpec, hooks: RunHooks = {}): Promise<Pro
     const stdout = new StreamCapture(spec.maxOutputBytes);
     const stderr = new StreamCapture(spec.maxOutputBytes);
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    childStderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
     // EPIPE when the child does not read its stdin is normal, not a failure.
     child.stdin?.on('error', () => {});
     child.stdout?.on('error', () => {});
-    child.stderr?.on('error', () => {});
+    childStderr?.on('error', () => {});
     child.on('error', () => {});
 
     let timedOut = false;
@@ -248,7 +320,7 @@ export function runProcess(spec: ProcessSpec, hooks: RunHooks = {}): Promise<Pro
       killTree(pid, 'SIGKILL');
       drainTimer = setTimeout(() => {
         child.stdout?.destroy();
-        child.stderr?.destroy();
+        childStderr?.destroy();
       }, DRAIN_AFTER_EXIT_MS);
     });
     child.once('close', () => {

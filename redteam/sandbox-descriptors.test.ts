@@ -1,0 +1,224 @@
+/**
+ * Inherited descriptors. Whatever starts CrustCore (a shell's `exec 200</`,
+ * an editor, a CI runner, a parent's pipes) can leave descriptors open
+ * without O_CLOEXEC; Node does not close them in its children and bubblewrap
+ * hands them on, and one open directory descriptor is the whole host
+ * filesystem (`openat(fd, "etc/shadow")`).
+ *
+ * A python3 "holder" plays that parent: it opens descriptors of every kind
+ * (directories, regular files for reading and for writing, both ends of a
+ * pipe, a socketpair, a listening TCP socket, an eventfd, an epoll, a memfd)
+ * at many numbers (3, 4, 9, 10, 63, 200, 1000+, and the last number its
+ * limit allows), then execs a Node driver that runs one probe through
+ * `runSandboxed` for every profile and backend, and through
+ * `runTrustedHostCommand`. The probe lists /proc/self/fd and tries to read,
+ * write, fstat and openat through every planted number and through
+ * /proc/self/fd/N. CONTROLS, from the same holder with the same
+ * descriptors: a plain fork+exec of the probe, and the probe under bubblewrap
+ * started directly; both must see (and use) the descriptors.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { runTrustedHostCommand } from '@crustcore/sandbox';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const repoRoot = resolve(import.meta.dirname, '..');
+const scratch = mkdtempSync(join(tmpdir(), 'crustcore-redteam-fds-'));
+const worktree = mkdtempSync(join(tmpdir(), 'crustcore-redteam-fds-worktree-'));
+afterAll(() => {
+  rmSync(scratch, { recursive: true, force: true });
+  rmSync(worktree, { recursive: true, force: true });
+});
+
+const SECRET = `host-secret-${process.pid}`;
+const secretFile = join(scratch, 'secret.txt');
+const victimFile = join(scratch, 'victim.txt');
+writeFileSync(secretFile, SECRET);
+writeFileSync(victimFile, 'untouched');
+
+/** Runs inside every sandbox: what is open above 2, and what each planted number lets it do. */
+const PROBE = String.raw`
+import json, os, sys
+planted = [int(n) for n in sys.argv[1].split(',')]
+def listed():
+    names = [int(n) for n in os.listdir('/proc/self/fd')]
+    out = []
+    for n in names:
+        try:
+            os.fstat(n)
+            out.append(n)
+        except OSError:
+            pass  # the listing's own directory descriptor, closed again
+    return sorted(n for n in out if n > 2)
+def attempt(fn):
+    try:
+        got = fn()
+        return 'OK:' + (got.decode(errors='replace')[:40] if isinstance(got, bytes) else str(got)[:80])
+    except OSError as e:
+        return 'errno%d' % e.errno
+report = {'open': listed(), 'tries': {}}
+for n in planted:
+    report['tries'][n] = {
+        'fstat': attempt(lambda: os.fstat(n).st_mode),
+        'read': attempt(lambda: os.pread(n, 64, 0) if os.path.isfile('/proc/self/fd/%d' % n) else os.read(n, 0)),
+        'write': attempt(lambda: os.write(n, b'')),
+        'openat': attempt(lambda: os.open('etc/passwd', os.O_RDONLY, dir_fd=n)),
+        'procfd': attempt(lambda: os.listdir('/proc/self/fd/%d' % n)),
+        'procfd_reopen': attempt(lambda: os.open('/proc/self/fd/%d' % n, os.O_RDONLY)),
+    }
+print('PROBE ' + json.dumps(report))
+`;
+
+/** Plants the descriptors, runs the two controls, then execs the Node driver with everything still open. */
+const HOLDER = String.raw`
+import json, os, resource, select, socket, subprocess, sys
+probe, secret_file, victim_file, driver = sys.argv[1:5]
+limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+def place(fd, number):
+    if fd != number:
+        os.dup2(fd, number, inheritable=True)
+        os.close(fd)
+    os.set_inheritable(number, True)
+    return number
+planted = {}
+planted['dir-root'] = place(os.open('/', os.O_RDONLY | os.O_DIRECTORY), 3)
+planted['dir-etc-path'] = place(os.open('/etc', os.O_PATH | os.O_DIRECTORY), 4)
+planted['file-secret'] = place(os.open(secret_file, os.O_RDONLY), 9)
+planted['file-victim-write'] = place(os.open(victim_file, os.O_WRONLY | os.O_APPEND), 10)
+r, w = os.pipe()
+planted['pipe-read'] = place(r, 63)
+planted['pipe-write'] = place(w, 200)
+a, b = socket.socketpair()
+planted['socketpair-a'] = place(a.detach(), 1000)
+planted['socketpair-b'] = place(b.detach(), 1001)
+listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+listener.bind(('127.0.0.1', 0)); listener.listen(1)
+planted['tcp-listener'] = place(listener.detach(), 1777)
+planted['eventfd'] = place(os.eventfd(0), 4242)
+ep = select.epoll()
+planted['epoll'] = place(ep.fileno(), 5000)
+planted['memfd'] = place(os.memfd_create('crustcore-planted', 0), 9999)
+planted['dir-root-near-limit'] = place(os.open('/', os.O_RDONLY | os.O_DIRECTORY), limit - 1)
+numbers = ','.join(str(n) for n in planted.values())
+print('PLANTED ' + json.dumps({'planted': planted, 'limit': limit}), flush=True)
+py = '/usr/bin/python3'
+direct = subprocess.run([py, probe, numbers], close_fds=False, capture_output=True, text=True)
+print('CONTROL-DIRECT ' + direct.stdout.strip() + direct.stderr.strip(), flush=True)
+bwrap = subprocess.run(['/usr/bin/bwrap', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib',
+    '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin', '--ro-bind', os.path.dirname(probe), os.path.dirname(probe),
+    '--proc', '/proc', '--dev', '/dev', '--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL',
+    py, probe, numbers], close_fds=False, capture_output=True, text=True)
+print('CONTROL-BWRAP ' + bwrap.stdout.strip() + bwrap.stderr.strip(), flush=True)
+os.environ['CRUSTCORE_PLANTED'] = numbers
+os.execv(driver, [driver] + sys.argv[5:])
+`;
+
+/** In the holder's exec'd Node process: one probe per profile and backend, and one host-side command. */
+const DRIVER = `
+const sandbox = await import(${JSON.stringify(join(repoRoot, 'packages/sandbox/src/index.ts'))});
+const numbers = process.env.CRUSTCORE_PLANTED;
+const probe = ${JSON.stringify(join(worktree, 'probe.py'))};
+const worktree = ${JSON.stringify(worktree)};
+const fs = await import('node:fs');
+const stillOpen = numbers.split(',').filter((n) => { try { fs.fstatSync(Number(n)); return true; } catch { return false; } });
+console.log('DRIVER ' + JSON.stringify({ stillOpen }));
+const argv = ['/usr/bin/python3', probe, numbers];
+for (const profile of sandbox.SANDBOX_PROFILE_NAMES) {
+  for (const backend of sandbox.SANDBOX_PROFILES[profile].backends) {
+    const cap = sandbox.mintSandboxExecCap(profile, { backend });
+    if (cap._tag === 'Left') throw new Error(cap.left.message);
+    const r = await sandbox.runSandboxed(cap.right, { argv, worktreeRoot: worktree, cwd: worktree, timeoutMs: 60000 });
+    const out = r._tag === 'Left' ? 'REFUSED ' + r.left.message : r.right.stdout.text + r.right.stderr.text;
+    console.log('RUN ' + JSON.stringify({ via: profile + '/' + backend, out }));
+  }
+}
+const host = await sandbox.runTrustedHostCommand({ argv, cwd: worktree, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 60000, maxOutputBytes: 1 << 20 });
+console.log('RUN ' + JSON.stringify({ via: 'runTrustedHostCommand', out: host.stdout.text + host.stderr.text }));
+`;
+
+interface ProbeReport {
+  readonly open: readonly number[];
+  readonly tries: Readonly<Record<string, Readonly<Record<string, string>>>>;
+}
+
+function parseProbe(text: string): ProbeReport {
+  const line = text.split('\n').find((entry) => entry.includes('PROBE '));
+  if (line === undefined) throw new Error(`no probe report in: ${text.slice(0, 2000)}`);
+  return JSON.parse(line.slice(line.indexOf('PROBE ') + 'PROBE '.length)) as ProbeReport;
+}
+
+async function runHolder(): Promise<{ lines: string[]; stderr: string }> {
+  writeFileSync(join(worktree, 'probe.py'), PROBE);
+  const driverFile = join(scratch, 'driver.sh');
+  // The holder execs this: Node with tsx, so the driver imports the package source.
+  writeFileSync(
+    driverFile,
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} --conditions=source --import tsx --input-type=module -e ${shellQuote(DRIVER)}\n`,
+    { mode: 0o755 },
+  );
+  const holderFile = join(scratch, 'holder.py');
+  writeFileSync(holderFile, HOLDER);
+  const run = await runTrustedHostCommand({
+    argv: ['/usr/bin/python3', holderFile, join(worktree, 'probe.py'), secretFile, victimFile, driverFile],
+    cwd: repoRoot,
+    env: { PATH: '/usr/bin:/bin', HOME: '/root' },
+    timeoutMs: 170_000,
+    maxOutputBytes: 8 << 20,
+  });
+  expect(run.exitCode, run.stderr.text).toBe(0);
+  return { lines: run.stdout.text.split('\n'), stderr: run.stderr.text };
+}
+
+const shellQuote = (text: string): string => `'${text.replaceAll("'", `'"'"'`)}'`;
+
+describe('redteam: inherited file descriptors', () => {
+  it('reach neither a sandbox of any profile nor a host-side command (controls: plain exec and bare bwrap leak)', async () => {
+    const { lines, stderr } = await runHolder();
+    const tagged = (tag: string) =>
+      lines.filter((line) => line.startsWith(`${tag} `)).map((l) => l.slice(tag.length + 1));
+    const planted = (JSON.parse(tagged('PLANTED')[0] ?? 'null') as { planted: Record<string, number> } | null)?.planted;
+    expect(planted, stderr).toBeDefined();
+    const numbers = Object.values(planted ?? {});
+    expect(numbers.length).toBe(13);
+
+    // The descriptors did reach the CrustCore process itself (so the runs below are a real test).
+    const driver = JSON.parse(tagged('DRIVER')[0] ?? '{}') as { stillOpen?: string[] };
+    expect(driver.stillOpen?.map(Number).sort((a, b) => a - b)).toEqual([...numbers].sort((a, b) => a - b));
+
+    // CONTROL 1: a plain fork+exec inherits every one, and can use them.
+    const direct = parseProbe(tagged('CONTROL-DIRECT')[0] ?? '');
+    for (const n of numbers) expect(direct.open).toContain(n);
+    const root = String(planted?.['dir-root']);
+    expect(direct.tries[root]?.openat).toMatch(/^OK:/);
+    expect(direct.tries[String(planted?.['file-secret'])]?.read).toBe(`OK:${SECRET}`);
+    // CONTROL 2: bubblewrap started directly hands them into the sandbox, and `openat` escapes its mounts.
+    const bare = parseProbe(tagged('CONTROL-BWRAP')[0] ?? '');
+    for (const n of numbers) expect(bare.open).toContain(n);
+    expect(bare.tries[root]?.openat).toMatch(/^OK:/);
+    expect(bare.tries[String(planted?.['dir-root-near-limit'])]?.procfd).toMatch(/^OK:/);
+
+    const runs = tagged('RUN').map((line) => JSON.parse(line) as { via: string; out: string });
+    expect(runs.map((r) => r.via).sort()).toEqual(
+      [
+        'build/bubblewrap',
+        'build/process-jail',
+        'hostile/bubblewrap',
+        'runTrustedHostCommand',
+        'verify/bubblewrap',
+        'verify/process-jail',
+        'worker/bubblewrap',
+        'worker/process-jail',
+      ].sort(),
+    );
+    for (const run of runs) {
+      const report = parseProbe(run.out);
+      expect(report.open, run.via).toEqual([]);
+      for (const n of numbers) {
+        for (const [what, outcome] of Object.entries(report.tries[String(n)] ?? {})) {
+          expect(outcome, `${run.via}: fd ${n} ${what}`).toMatch(/^errno(9|2)$/);
+        }
+      }
+    }
+  }, 180_000);
+});
