@@ -206,7 +206,7 @@ export const PATH_RULES: readonly PathRule[] = [
   {
     id: 'package-manager-config',
     risk: 'package-manager-config-changed',
-    what: 'package-manager config that runs or redirects code (`.npmrc`, `.yarnrc*`, `.yarn/plugins|releases/`, `.pnpmfile.*`, `bunfig.toml`, `pip.conf`, `.pypirc`, `uv.toml`, `.cargo/config*`, `.condarc`)',
+    what: 'package-manager config that runs or redirects code (`.npmrc`, `.yarnrc*`, `.yarn/plugins/`, `.yarn/releases/`, `.pnpmfile.*`, `bunfig.toml`, `pip.conf`, `.pypirc`, `uv.toml`, `.cargo/config*`, `.condarc`)',
     matches: anyOf(
       named('.npmrc', '.yarnrc', '.yarnrc.yml', '.yarnrc.yaml', 'bunfig.toml', '.bunfig.toml', 'pip.conf', 'pip.ini'),
       named('.pypirc', 'uv.toml', '.condarc', 'poetry.toml', '.gemrc', 'pnpm-workspace.yaml', '.pnpmfile.mjs'),
@@ -223,7 +223,7 @@ export const PATH_RULES: readonly PathRule[] = [
   {
     id: 'python-runner-config',
     risk: 'verify-command-changed',
-    what: 'pytest configuration that can skip, deselect or replace tests (`pytest.ini`, `.pytest.ini`, `conftest.py` at any depth, `pytest_plugins`)',
+    what: 'pytest configuration that can skip, deselect or replace tests (`pytest.ini`, `.pytest.ini`, `conftest.py` at any depth)',
     matches: named('pytest.ini', '.pytest.ini', 'conftest.py'),
   },
   {
