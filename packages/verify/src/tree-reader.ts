@@ -65,9 +65,8 @@ export function gitTreeReader(location: GitLocation): TreeReader {
       return listed._tag === 'Right' ? parseLsTree(listed.right) : null;
     },
     async readBlob(id, maxBytes = DEFAULT_BLOB_BYTES) {
-      const size = await gitText(location, ['cat-file', '-s', id]);
-      if (size._tag === 'Left' || Number(size.right) > maxBytes) return null;
-      const read = await gitRawText(location, ['cat-file', 'blob', id], { maxOutputBytes: maxBytes + 1 });
+      // Output past the budget is a failure (never a truncated text), so an oversized blob reads as null.
+      const read = await gitRawText(location, ['cat-file', 'blob', id], { maxOutputBytes: maxBytes });
       return read._tag === 'Right' ? read.right : null;
     },
     async readBlobs(ids) {
