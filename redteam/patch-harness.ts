@@ -75,7 +75,11 @@ export async function plantPatch(
 }
 
 /** Runs the real verifier (fresh worktree, sandboxed verify profile), with a baseline on the base commit. */
-export async function verifyPlanted(planted: Planted, argv: readonly [string, ...string[]]): Promise<VerifyOutcome> {
+export async function verifyPlanted(
+  planted: Planted,
+  argv: readonly [string, ...string[]],
+  approvedArgvHashes: ReadonlySet<string> = new Set(),
+): Promise<VerifyOutcome> {
   const repo = await repoOf(planted.fixture);
   const verifyCap = cap('verify');
   const baseline = await runBaselineVerify(verifyCap, {
@@ -83,6 +87,7 @@ export async function verifyPlanted(planted: Planted, argv: readonly [string, ..
     taskId: 't_baseline',
     baseCommit: planted.patch.baseCommit,
     argv,
+    approvedArgvHashes,
     home: planted.fixture.home,
   });
   const outcome = await verifyPatch(verifyCap, {
@@ -92,6 +97,7 @@ export async function verifyPlanted(planted: Planted, argv: readonly [string, ..
     argv,
     nowMs: 1,
     baseline: baseline._tag === 'Right' ? baseline.right : null,
+    approvedArgvHashes,
     home: planted.fixture.home,
   });
   if (outcome._tag === 'Left') throw new Error(`verify could not run: ${JSON.stringify(outcome.left)}`);
@@ -135,4 +141,9 @@ export function runHost(
   return { status: result.status, output: `${result.stdout}\n${result.stderr}` };
 }
 
-export { execFileSync, git };
+/** The host's Python with pytest (the sandbox's /usr/bin/python3 has none), for controls. */
+export function hostPython(): string {
+  return execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+}
+
+export { git };
