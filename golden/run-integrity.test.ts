@@ -21,6 +21,10 @@ function untouched(box: Sandbox, files: Readonly<Record<string, string>>): void 
   expect(execFileSync('git', ['status', '--porcelain', '--ignored'], { cwd: box.repo, encoding: 'utf8' })).toBe('');
 }
 
+/** The risk kinds the verified patch carried, as the CLI's JSON reports them. */
+const riskKindsOf = (json: Record<string, unknown> | null): string[] =>
+  ((json?.verified as { risks?: { kind: string }[] } | undefined)?.risks ?? []).map((risk) => risk.kind);
+
 function runWorker(box: Sandbox, script: string, extra: readonly string[] = []) {
   return crustcore(box, [
     'run',
@@ -47,21 +51,36 @@ function withoutCrustCore(box: Sandbox, script: string, verify: readonly [string
 describe('golden: a fix plus something the host runs later is not applied by --approve auto', () => {
   it.each([
     [
+      'git-hook-changed',
       'a husky hook',
       "mkdir -p .husky && printf '#!/bin/sh\\ntouch HOOK\\n' > .husky/pre-commit && chmod +x .husky/pre-commit",
     ],
-    ['a Claude Code hook', 'mkdir -p .claude && printf \'{"hooks":{}}\' > .claude/settings.json'],
-    ['a VS Code folder-open task', 'mkdir -p .vscode && printf \'{"tasks":[]}\' > .vscode/tasks.json'],
-    ['a direnv .envrc in a nested dir', "mkdir -p tools/dev && printf 'touch X\\n' > tools/dev/.envrc"],
     [
+      'agent-config-changed',
+      'a Claude Code hook',
+      'mkdir -p .claude && printf \'{"hooks":{}}\' > .claude/settings.json',
+    ],
+    [
+      'editor-config-changed',
+      'a VS Code folder-open task',
+      'mkdir -p .vscode && printf \'{"tasks":[]}\' > .vscode/tasks.json',
+    ],
+    [
+      'shell-hook-changed',
+      'a direnv .envrc in a nested dir',
+      "mkdir -p tools/dev && printf 'touch X\\n' > tools/dev/.envrc",
+    ],
+    [
+      'embedded-git-repository',
       'a bare repository under an innocent name',
       "mkdir -p vendor/cache/objects/info vendor/cache/refs/heads && printf 'ref: refs/heads/main\\n' > vendor/cache/HEAD && printf '[core]\\n\\tfsmonitor = touch X\\n' > vendor/cache/config && touch vendor/cache/objects/info/packs vendor/cache/refs/heads/keep",
     ],
-  ])('%s', (_what, extra) => {
+  ])('%s: %s', (kind, _what, extra) => {
     const box = makeRepo(NODE_REPO);
     const run = runWorker(box, `${FIX_ADD} && ${extra}`);
     expect(run.status, run.stdout + run.stderr).toBe(EXIT.denied);
     expect(run.json).toMatchObject({ outcome: 'denied' });
+    expect(riskKindsOf(run.json)).toContain(kind); // named for what it is
     untouched(box, NODE_REPO);
   });
 });
@@ -74,6 +93,7 @@ describe('golden: verification that would pass without a fix', () => {
     expect(withoutCrustCore(box, fake, ['npm', 'test'])).toBe(0); // CONTROL: npm test passes with the bug
     const run = runWorker(box, fake);
     expect(run.status, run.stdout + run.stderr).toBe(EXIT.denied);
+    expect(riskKindsOf(run.json)).toContain('test-runner-shadowed');
     untouched(box, NODE_REPO);
   });
 
@@ -110,6 +130,7 @@ describe('golden: verification that would pass without a fix', () => {
       '--json',
     ]);
     expect(run.status, run.stdout + run.stderr).toBe(EXIT.denied);
+    expect(riskKindsOf(run.json)).toContain('test-runner-shadowed');
     untouched(box, files);
   });
 });
