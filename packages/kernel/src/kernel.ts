@@ -49,7 +49,21 @@ export const DEFAULT_KERNEL_CONFIG: KernelConfig = {
   retryPolicy: DEFAULT_RETRY_POLICY,
   // The verifier's names (@crustcore/verify HUMAN_REVIEW_RISK_KINDS); the kernel
   // cannot import it, so packages/crustcore/test/risk-names.test.ts pins the two.
-  humanReviewRisks: ['tests-weakened', 'ci-workflow-changed', 'secret-like-file', 'symlink-outside', 'hidden-content'],
+  humanReviewRisks: [
+    'tests-weakened',
+    'ci-workflow-changed',
+    'secret-like-file',
+    'symlink-outside',
+    'git-hook-changed',
+    'embedded-git-repository',
+    'agent-config-changed',
+    'editor-config-changed',
+    'shell-hook-changed',
+    'package-manager-config-changed',
+    'verify-command-changed',
+    'test-runner-shadowed',
+    'hidden-content',
+  ],
 };
 
 type ToolCallState = 'awaiting-approval' | 'running' | 'done' | 'denied';

@@ -10,7 +10,10 @@
  * - text files only (a base that is not valid UTF-8 is refused, checked by
  *   re-hashing the decoded text as a git blob);
  * - create, modify and delete only; renames, copies, binary patches, symlinks
- *   and submodules are refused with a hint;
+ *   and submodules (a 120000/160000 mode on either side, or at the base) are
+ *   refused with a hint, never staged as a regular file;
+ * - paths that could name something else on another host (`.GIT`, `.git.`,
+ *   zero-width characters, non-NFC, trailing dots/spaces, `GIT~1`) are refused;
  * - every check happens before anything is staged, so a bad file in a
  *   multi-file diff stages nothing.
  */
@@ -18,7 +21,7 @@ import { createHash } from 'node:crypto';
 import { applyHunks, type FilePatch, type Hunk, parseUnifiedDiff } from '@crustcore/confine';
 import { err, ok, type Result } from '@crustcore/kernel';
 import { relativePathProblem } from '@crustcore/state';
-import { type Repository, repositoryLocation, runGitAt } from '@crustcore/verify';
+import { ambiguousPathProblem, foldPath, type Repository, repositoryLocation, runGitAt } from '@crustcore/verify';
 import { MCP_LIMITS } from './limits.js';
 
 export interface PlannedFile {
@@ -117,9 +120,20 @@ async function baseText(repo: Repository, path: string, entry: TreeEntry): Promi
 }
 
 function checkPath(path: string): string | null {
-  const problem = relativePathProblem(path);
+  const problem = relativePathProblem(path) ?? ambiguousPathProblem(path);
   if (problem !== null) return `path ${JSON.stringify(path.slice(0, 200))}: ${problem}`;
-  if (path.split('/').some((segment) => segment === '.git')) return `path ${path}: inside .git`;
+  return null;
+}
+
+const REGULAR_MODES = new Set([0o100644, 0o100755]);
+
+/** Symlinks (120000), submodules (160000) and any other non-regular mode, on either side of the change. */
+function modeProblem(path: string, patch: FilePatch): string | null {
+  for (const mode of [patch.oldMode, patch.newMode]) {
+    if (mode === null || REGULAR_MODES.has(mode)) continue;
+    const what = mode === 0o120000 ? 'a symlink' : mode === 0o160000 ? 'a submodule' : `mode ${mode.toString(8)}`;
+    return `${path}: ${what} cannot be staged here (only regular text files); leave it out of the diff`;
+  }
   return null;
 }
 
@@ -136,6 +150,7 @@ export async function planStagedFiles(
   if (patches.length > MCP_LIMITS.maxDiffFiles)
     return refuse(`the diff names ${patches.length} files; the limit is ${MCP_LIMITS.maxDiffFiles}`);
   const seen = new Set<string>();
+  const foldedSeen = new Set<string>();
   const work: { readonly path: string; readonly patch: FilePatch; readonly kind: PlannedFile['kind'] }[] = [];
   for (const patch of patches) {
     if (patch.binary) return refuse('binary patches cannot be staged here');
@@ -146,10 +161,14 @@ export async function planStagedFiles(
     }
     const path = patch.kind === 'delete' ? patch.oldPath : patch.newPath;
     if (path === null) return refuse('a file in the diff has no path');
-    const problem = checkPath(path);
+    const problem = checkPath(path) ?? modeProblem(path, patch);
     if (problem !== null) return refuse(problem);
-    if (seen.has(path)) return refuse(`${path} appears twice in the diff`);
+    // Folded, so `A.txt` and `a.txt` (one file on macOS and Windows) cannot both be staged.
+    const folded = foldPath(path).join('/');
+    if (seen.has(path) || foldedSeen.has(folded))
+      return refuse(`${path} appears twice in the diff (names compared case- and form-insensitively)`);
     seen.add(path);
+    foldedSeen.add(folded);
     if (patch.hunks.length === 0 && patch.kind !== 'delete') {
       return refuse(`${path}: mode-only changes are not supported (the staged content would equal the base)`);
     }

@@ -2,10 +2,41 @@
  * What kind of file a changed path is. Drives risks: a patch that touches
  * tests, CI, lockfiles or secret-looking files needs a closer look than one
  * that only touches sources. Decided from the path alone (never content), so
- * it is cheap and the worker cannot talk its way out of it.
+ * it is cheap and the worker cannot talk its way out of it. Files the host
+ * runs later or that change what verify proves come from the PATH_RULES
+ * table (patch-kinds.ts), so the class and the risk can never disagree.
  */
+import { type PathRiskKind, pathRulesFor } from './patch-kinds.js';
+import { isDiscoveredTest } from './test-discovery.js';
 
-export type FileClass = 'secret' | 'ci-workflow' | 'lockfile' | 'test' | 'config' | 'docs' | 'source';
+export type FileClass =
+  | 'secret'
+  | 'git-hook'
+  | 'git-repository'
+  | 'agent-config'
+  | 'editor-config'
+  | 'shell-hook'
+  | 'package-manager-config'
+  | 'test-runner-config'
+  | 'runner-shadow'
+  | 'ci-workflow'
+  | 'lockfile'
+  | 'test'
+  | 'config'
+  | 'docs'
+  | 'source';
+
+/** The class an approval shows for a file the PATH_RULES table matched: named for what the file is. */
+const CLASS_OF_RISK: Readonly<Record<PathRiskKind, FileClass>> = {
+  'git-hook-changed': 'git-hook',
+  'embedded-git-repository': 'git-repository',
+  'agent-config-changed': 'agent-config',
+  'editor-config-changed': 'editor-config',
+  'shell-hook-changed': 'shell-hook',
+  'package-manager-config-changed': 'package-manager-config',
+  'verify-command-changed': 'test-runner-config',
+  'test-runner-shadowed': 'runner-shadow',
+};
 
 const SECRET_NAMES =
   /^(?:\.env(?:\..*)?|\.envrc|\.netrc|\.npmrc|\.pypirc|\.git-credentials|credentials(?:\.\w+)?|secrets?\.(?:json|ya?ml|toml)|id_(?:rsa|dsa|ecdsa|ed25519)(?:\.pub)?|.*\.(?:pem|key|p12|pfx|jks|keystore|asc|gpg|kdbx))$/i;
@@ -34,9 +65,11 @@ function baseName(path: string): string {
 export function classifyPath(path: string): FileClass {
   const name = baseName(path);
   if (SECRET_NAMES.test(name) || SECRET_DIRS.test(`/${path}`)) return 'secret';
+  const rule = pathRulesFor(path)[0];
+  if (rule !== undefined) return CLASS_OF_RISK[rule.risk];
   if (CI_PATHS.test(path)) return 'ci-workflow';
   if (LOCKFILES.test(name)) return 'lockfile';
-  if (TEST_DIRS.test(`/${path}`) || TEST_NAMES.test(name)) return 'test';
+  if (TEST_DIRS.test(`/${path}`) || TEST_NAMES.test(name) || isDiscoveredTest(path)) return 'test';
   if (CONFIG_NAMES.test(name) || CONFIG_DIRS.test(path)) return 'config';
   if (DOC_DIRS.test(path) || DOC_NAMES.test(name)) return 'docs';
   return 'source';

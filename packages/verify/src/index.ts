@@ -48,6 +48,7 @@ export { ExternalCommandBackend, type ExternalCommandBackendOptions, workerStdin
 export { classifyPath, type FileClass } from './file-class.js';
 export { type GitFailure, type GitLocation, runGitAt } from './git.js';
 export { crustcoreHome, journalDir, patchesDir, worktreesDir } from './home.js';
+export { type IntegrityFile, type IntegrityInput, integrityRisks } from './integrity.js';
 export {
   type ApplyError,
   type ApplyOptions,
@@ -83,6 +84,14 @@ export {
   type UnverifiedPatch,
 } from './patch.js';
 export {
+  CONTENT_RULES,
+  type ContentRule,
+  PATH_RULES,
+  type PathRiskKind,
+  type PathRule,
+  pathRulesFor,
+} from './patch-kinds.js';
+export {
   exportPatch,
   loadPatchRecord,
   type PatchRecord,
@@ -113,14 +122,32 @@ export {
   viewPatch,
 } from './patch-view/patch-view.js';
 export {
+  ambiguousPathProblem,
+  foldPath,
+  foldSegment,
+  hasGitDirComponent,
+  isGitDirName,
+} from './path-fold.js';
+export {
   HUMAN_REVIEW_RISK_KINDS,
+  mergeRisks,
   needsApproval,
+  RISK_MEANING,
   RISK_SEVERITY,
   type Risk,
   type RiskKind,
   type RiskSeverity,
 } from './risk.js';
-export { parseTestCounts, type TestCounts, type TestRunner } from './test-counts.js';
+export { escapingLinks, type LinkResolution, resolveInTree } from './symlink-chain.js';
+export {
+  parseTestCounts,
+  type ReportedFailure,
+  reportedFailures,
+  type TestCounts,
+  type TestRunner,
+} from './test-counts.js';
+export { isDiscoveredTest } from './test-discovery.js';
+export { gitTreeReader, type TreeFile, type TreeReader } from './tree-reader.js';
 export { VerifiedPatch, type VerifyEvidence } from './verified-patch.js';
 export {
   type BaselineRun,

@@ -8,14 +8,18 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join, normalize } from 'node:path';
+import { join, normalize } from 'node:path';
 import { err, ok, type Result } from '@crustcore/kernel';
 import { classifyPath, type FileClass } from './file-class.js';
 import { GIT_DIFF_SAFETY_ARGS, type GitFailure, gitRawText, gitText, runGitAt } from './git.js';
 import { crustcoreHome, scratchDir } from './home.js';
+import { integrityRisks } from './integrity.js';
 import type { FileMode } from './journal/record.js';
 import { patchViewRisks, viewPatch } from './patch-view/patch-view.js';
-import { RISK_SEVERITY, type Risk } from './risk.js';
+import { hasGitDirComponent } from './path-fold.js';
+import { mergeRisks, RISK_SEVERITY, type Risk } from './risk.js';
+import { resolveInTree } from './symlink-chain.js';
+import { gitTreeReader } from './tree-reader.js';
 import { type TaskWorktree, worktreeLocation } from './worktree.js';
 
 export type ChangeStatus = 'A' | 'M' | 'D' | 'R' | 'T';
@@ -179,32 +183,31 @@ const isZeroId = (id: string): boolean => /^0+$/.test(id);
 function checkPath(path: string, options: ExtractOptions): PatchRejectionReason | null {
   if (path === '' || path.includes('\uFFFD') || normalize(path) !== path || path.startsWith('../'))
     return 'unreadable-path';
-  if (path.split('/').some((part) => part.toLowerCase() === '.git')) return 'git-directory';
+  // Folded: `.GIT`, `.git.`, `.g\u200Bit` and `GIT~1` are `.git` on some host the tree may be checked out on.
+  if (hasGitDirComponent(path)) return 'git-directory';
   const allowed = options.allowedRoots ?? [];
   if (allowed.length > 0 && !allowed.some((prefix) => underPrefix(path, prefix))) return 'outside-allowed-roots';
   if ((options.forbiddenPaths ?? []).some((prefix) => underPrefix(path, prefix))) return 'forbidden-path';
   return null;
 }
 
-/** A symlink target that leaves the worktree (absolute, or climbing above the root). */
+/**
+ * A symlink target that leaves the worktree, judged alone (no other links).
+ * The patch's real check resolves whole chains in the resulting tree
+ * (symlink-chain.ts via integrity.ts); this stays for callers with one link.
+ */
 export function symlinkEscapes(linkPath: string, target: string): boolean {
-  if (target.startsWith('/')) return true;
-  const resolved = normalize(join(dirname(linkPath), target));
-  return resolved === '..' || resolved.startsWith('../');
+  return resolveInTree(linkPath, new Map([[linkPath, target]]))._tag !== 'Inside';
 }
 
-function risksFor(files: readonly ChangedFile[], symlinkTargets: ReadonlyMap<string, string>): Risk[] {
+/** Name-only risks that need no tree: CI, secrets, lockfiles, config, modes, binaries. */
+function risksFor(files: readonly ChangedFile[]): Risk[] {
   const risks: Risk[] = [];
   const pathsWhere = (predicate: (file: ChangedFile) => boolean): string[] =>
     files.filter(predicate).map((f) => f.path);
   const add = (kind: Risk['kind'], detail: string, paths: string[]): void => {
     if (paths.length > 0) risks.push({ kind, severity: RISK_SEVERITY[kind], detail, paths: paths.slice(0, 50) });
   };
-  add(
-    'tests-weakened',
-    'the patch edits or deletes existing test files',
-    pathsWhere((f) => f.fileClass === 'test' && f.status !== 'A'),
-  );
   add(
     'ci-workflow-changed',
     'the patch changes CI configuration',
@@ -235,8 +238,6 @@ function risksFor(files: readonly ChangedFile[], symlinkTargets: ReadonlyMap<str
     'the patch adds or changes binary files',
     pathsWhere((f) => f.binary && f.status !== 'D'),
   );
-  const escaping = [...symlinkTargets].filter(([path, target]) => symlinkEscapes(path, target)).map(([path]) => path);
-  add('symlink-outside', 'the patch adds symlinks pointing outside the worktree', escaping);
   return risks;
 }
 
@@ -321,12 +322,13 @@ export async function extractPatch(
         executableChanged: oldMode !== null && newMode !== null && (oldMode === '100755') !== (newMode === '100755'),
       };
     });
-    const symlinkTargets = new Map<string, string>();
-    for (const file of files) {
-      if (file.newMode !== '120000' || file.newBlob === null) continue;
-      const target = await gitRawText(location, ['cat-file', 'blob', file.newBlob], { maxOutputBytes: 8192 });
-      symlinkTargets.set(file.path, target._tag === 'Right' ? target.right : '/');
-    }
+    const integrity = await integrityRisks({
+      reader: gitTreeReader(location),
+      baseCommit: base,
+      treeId: tree.right,
+      files,
+      argv: null,
+    });
     return ok({
       _tag: 'UnverifiedPatch',
       baseCommit: base,
@@ -334,7 +336,7 @@ export async function extractPatch(
       bytes,
       sha256: sha256Hex(bytes),
       files,
-      risks: [...risksFor(files, symlinkTargets), ...patchViewRisks(viewPatch(bytes))],
+      risks: mergeRisks([...integrity, ...risksFor(files), ...patchViewRisks(viewPatch(bytes))]),
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });

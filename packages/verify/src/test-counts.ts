@@ -135,3 +135,40 @@ export function parseTestCounts(stdout: string, stderr = ''): TestCounts | null 
   const text = stripAnsi(`${stdout}\n${stderr}`).replace(/\r\n/g, '\n');
   return nodeTest(text) ?? vitest(text) ?? jest(text) ?? pytest(text) ?? cargo(text) ?? unittest(text) ?? go(text);
 }
+
+export interface ReportedFailure {
+  readonly runner: TestRunner;
+  readonly failed: number;
+}
+
+// Every summary shape a runner prints for failures; each capture is a count.
+const FAILURE_SUMMARIES: readonly (readonly [TestRunner, RegExp])[] = [
+  ['node-test', /^[#ℹ] fail (\d+)\s*$/gm],
+  ['vitest', /^\s*(?:Tests|Test Files)\s{2,}.*?(\d+) failed/gm],
+  ['jest', /^(?:Tests|Test Suites):\s+.*?(\d+) failed/gm],
+  ['jest', /^\s*(\d+) failing\s*$/gm], // mocha
+  ['pytest', /^=*\s*(?:\d+ \w+, )*(\d+) (?:failed|errors?)(?:, \d+ \w+)* in [\d.]+s/gm],
+  ['cargo', /^test result: \w+\. \d+ passed; (\d+) failed;/gm],
+  ['unittest', /^FAILED \((?:\w+=\d+, )*(?:failures|errors)=(\d+)/gm],
+  ['go', /^(--- FAIL): /gm],
+  ['go', /^(FAIL)\s+\S+\s+[\d.]+s\s*$/gm],
+];
+
+/**
+ * The largest failure count any runner summary in the output reports, or null
+ * when none reports a failure. Exit 0 is not the runner's last word: a patch
+ * can end a failing suite with `process.exit(0)`, `|| true` or a patched
+ * reporter, and the summary still says what ran. A test that prints a fake
+ * "fail 0" cannot hide a real failure line, because every line counts.
+ */
+export function reportedFailures(stdout: string, stderr = ''): ReportedFailure | null {
+  const text = stripAnsi(`${stdout}\n${stderr}`).replace(/\r\n/g, '\n');
+  let worst: ReportedFailure | null = null;
+  for (const [runner, pattern] of FAILURE_SUMMARIES) {
+    for (const match of text.matchAll(pattern)) {
+      const failed = /^\d+$/.test(match[1] as string) ? Number(match[1]) : 1;
+      if (failed > 0 && (worst === null || failed > worst.failed)) worst = { runner, failed };
+    }
+  }
+  return worst;
+}

@@ -15,10 +15,12 @@ import type { Argv } from './argv.js';
 import { type Diagnosis, diagnoseFailure } from './diagnosis.js';
 import { type GitFailure, gitText, runGitAt } from './git.js';
 import { crustcoreHome, scratchDir } from './home.js';
+import { integrityRisks } from './integrity.js';
 import type { UnverifiedPatch } from './patch.js';
 import { savePatchRecord } from './patch-store.js';
-import { RISK_SEVERITY, type Risk } from './risk.js';
-import { parseTestCounts, type TestCounts } from './test-counts.js';
+import { mergeRisks, RISK_SEVERITY, type Risk } from './risk.js';
+import { parseTestCounts, reportedFailures, type TestCounts } from './test-counts.js';
+import { gitTreeReader } from './tree-reader.js';
 import { VerifiedPatch, verifiedPatchMintKey } from './verified-patch.js';
 import {
   createTaskWorktree,
@@ -184,6 +186,24 @@ function countRisk(baseline: BaselineRun | null | undefined, after: TestCounts |
   return null;
 }
 
+/** A run that exited 0 while its runner's own summary reported failed tests: a failure, said as such. */
+function failedDespiteExitZero(
+  result: SandboxedResult,
+  worktree: TaskWorktree,
+  failure: { readonly runner: string; readonly failed: number },
+): Diagnosis {
+  const diagnosis = diagnoseFailure({
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: false,
+    stdout: result.stdout.text,
+    stderr: result.stderr.text,
+    roots: [worktree.path],
+  });
+  const summary = `the verify command exited 0 but the ${failure.runner} summary reports ${failure.failed} failed — ${diagnosis.summary}`;
+  return { ...diagnosis, kind: 'assertion', summary: summary.slice(0, 300) };
+}
+
 /**
  * Verifies `request.patch` from scratch and mints a `VerifiedPatch` only on
  * exit 0. Left: verification could not be carried out (command refused,
@@ -240,11 +260,22 @@ async function verifyIn(
       message: 'the patch applied to the base does not reproduce the worker tree',
     });
   }
+  // Checked on the fresh worktree with the verify argv known: the authority, whatever extraction said.
+  const integrity = await integrityRisks({
+    reader: gitTreeReader(worktreeLocation(worktree)),
+    baseCommit: patch.baseCommit,
+    treeId: tree.right,
+    files: patch.files,
+    argv: request.argv,
+  });
   const ran = await runInWorktree(cap, worktree, request);
   if (ran._tag === 'Left') return ran;
   const { run, result } = ran.right;
-  const passed = result.startError === null && !result.timedOut && !result.cancelled && result.exitCode === 0;
-  if (!passed) {
+  const exitedZero = result.startError === null && !result.timedOut && !result.cancelled && result.exitCode === 0;
+  const summaryFailure = exitedZero ? reportedFailures(result.stdout.text, result.stderr.text) : null;
+  if (summaryFailure !== null)
+    return ok({ _tag: 'Failed', diagnosis: failedDespiteExitZero(result, worktree, summaryFailure), run });
+  if (!exitedZero) {
     const diagnosis = diagnoseFailure({
       exitCode: result.exitCode,
       signal: result.signal,
@@ -255,7 +286,7 @@ async function verifyIn(
     });
     return ok({ _tag: 'Failed', diagnosis, run });
   }
-  const risks = [...patch.risks];
+  const risks = [...patch.risks, ...integrity];
   const fewer = countRisk(request.baseline, run.testCounts);
   if (fewer !== null) risks.push(fewer);
   const verified = new VerifiedPatch(verifiedPatchMintKey, patch.bytes, {
@@ -276,7 +307,7 @@ async function verifyIn(
     testCounts: run.testCounts,
     baselineCounts: request.baseline?.run.testCounts ?? null,
     files: patch.files,
-    risks,
+    risks: mergeRisks(risks),
   });
   return ok({ _tag: 'Verified', verified, run });
 }

@@ -59,7 +59,7 @@ describe('classifyPath', () => {
     expect(classifyPath('package-lock.json')).toBe('lockfile');
     expect(classifyPath('sub/Cargo.lock')).toBe('lockfile');
     expect(classifyPath('package.json')).toBe('config');
-    expect(classifyPath('vitest.config.ts')).toBe('config');
+    expect(classifyPath('vitest.config.ts')).toBe('test-runner-config');
     expect(classifyPath('docs/intro.md')).toBe('docs');
     expect(classifyPath('.env')).toBe('secret');
     expect(classifyPath('tests/.env.local')).toBe('secret');

@@ -1,0 +1,97 @@
+/**
+ * Reads trees and small blobs through git (never the work tree's files: a
+ * symlink or a racing writer there could show something other than what the
+ * patch carries). Everything is bounded; a blob too large or not text reads
+ * as null, and callers treat null as "cannot tell" (the cautious answer).
+ */
+import { type GitLocation, gitRawText, gitText } from './git.js';
+
+export interface TreeFile {
+  readonly path: string;
+  readonly mode: string;
+  readonly id: string;
+}
+
+export interface TreeReader {
+  /** Every file of `treeish` (blobs, symlinks, gitlinks), recursively. */
+  listTree(treeish: string): Promise<readonly TreeFile[] | null>;
+  /** A blob's text, or null when unreadable or larger than `maxBytes`. */
+  readBlob(id: string, maxBytes?: number): Promise<string | null>;
+  /** Many small blobs at once (symlink targets); missing or oversized ones are absent from the map. */
+  readBlobs(ids: readonly string[]): Promise<Map<string, string>>;
+  /** Paths in `treeish` whose text has a line matching `pattern` (POSIX ERE, case-insensitive). */
+  grepTree(treeish: string, pattern: string): Promise<readonly string[] | null>;
+  /** The repository's own `core.hooksPath` (its config file only, not our overrides), or null. */
+  hooksPath(): Promise<string | null>;
+}
+
+const MAX_TREE_BYTES = 64 * 1024 * 1024;
+const DEFAULT_BLOB_BYTES = 1024 * 1024;
+
+export function parseLsTree(text: string): TreeFile[] {
+  const files: TreeFile[] = [];
+  for (const record of text.split('\0')) {
+    const match = /^(\d{6}) \w+ ([0-9a-f]{40,64})\t([\s\S]+)$/.exec(record);
+    if (match !== null) files.push({ mode: match[1] as string, id: match[2] as string, path: match[3] as string });
+  }
+  return files;
+}
+
+/** Parses `git cat-file --batch` output: `<id> <type> <size>\n<bytes>\n` per object. */
+export function parseBatch(bytes: Buffer): Map<string, string> {
+  const out = new Map<string, string>();
+  let at = 0;
+  while (at < bytes.length) {
+    const newline = bytes.indexOf(10, at);
+    if (newline < 0) break;
+    const header = /^([0-9a-f]{40,64}) (\w+) (\d+)$/.exec(bytes.subarray(at, newline).toString('utf8'));
+    if (header === null) {
+      at = newline + 1; // `<id> missing`
+      continue;
+    }
+    const size = Number(header[3]);
+    out.set(header[1] as string, bytes.subarray(newline + 1, newline + 1 + size).toString('utf8'));
+    at = newline + 1 + size + 1;
+  }
+  return out;
+}
+
+export function gitTreeReader(location: GitLocation): TreeReader {
+  return {
+    async listTree(treeish) {
+      const listed = await gitRawText(location, ['ls-tree', '-r', '-z', '--full-tree', treeish], {
+        maxOutputBytes: MAX_TREE_BYTES,
+      });
+      return listed._tag === 'Right' ? parseLsTree(listed.right) : null;
+    },
+    async readBlob(id, maxBytes = DEFAULT_BLOB_BYTES) {
+      // Output past the budget is a failure (never a truncated text), so an oversized blob reads as null.
+      const read = await gitRawText(location, ['cat-file', 'blob', id], { maxOutputBytes: maxBytes });
+      return read._tag === 'Right' ? read.right : null;
+    },
+    async readBlobs(ids) {
+      const out = new Map<string, string>();
+      if (ids.length === 0) return out;
+      const read = await gitRawText(location, ['cat-file', '--batch'], {
+        stdin: `${ids.join('\n')}\n`,
+        maxOutputBytes: MAX_TREE_BYTES,
+      });
+      if (read._tag === 'Left') return out;
+      return parseBatch(Buffer.from(read.right, 'utf8'));
+    },
+    async grepTree(treeish, pattern) {
+      // Exit 1 means "no match", which runGitAt reports as a failure: tell the two apart by stderr.
+      const found = await gitRawText(location, ['grep', '-z', '-l', '-I', '-i', '-E', '-e', pattern, treeish, '--']);
+      if (found._tag === 'Left') return found.left.exitCode === 1 && found.left.stderr === '' ? [] : null;
+      const prefix = `${treeish}:`;
+      return found.right
+        .split('\0')
+        .filter((line) => line !== '')
+        .map((line) => (line.startsWith(prefix) ? line.slice(prefix.length) : line));
+    },
+    async hooksPath() {
+      const value = await gitText(location, ['config', '--local', '--get', 'core.hooksPath']);
+      return value._tag === 'Right' && value.right !== '' ? value.right : null;
+    },
+  };
+}

@@ -1,0 +1,250 @@
+/**
+ * The pure parts of the integrity checks: symlink chains, runner discovery,
+ * package.json / Python config content, embedded repositories, what the
+ * verify argv reads, and runner summaries that contradict exit 0.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  embeddedRepositories,
+  hooksPathFindings,
+  packageJsonFindings,
+  pythonConfigFindings,
+  reachableScripts,
+} from '../src/content-risks.js';
+import { escapingLinks, isDiscoveredTest, reportedFailures, resolveInTree, symlinkEscapes } from '../src/index.js';
+import { newlyEscaping } from '../src/integrity.js';
+import { discoveryFromConfigs, globToRegex } from '../src/test-discovery.js';
+import { parseBatch } from '../src/tree-reader.js';
+import { verifyProgramFiles, verifyScriptNames } from '../src/verify-argv-risks.js';
+
+describe('symlink chains, resolved as the kernel would', () => {
+  const links = (entries: Record<string, string>): Map<string, string> => new Map(Object.entries(entries));
+
+  it('absolute targets and plain climbs escape', () => {
+    expect(resolveInTree('a', links({ a: '/etc/passwd' }))._tag).toBe('Outside');
+    expect(resolveInTree('d/a', links({ 'd/a': '../../x' }))._tag).toBe('Outside');
+    expect(resolveInTree('d/a', links({ 'd/a': '../x' }))).toEqual({ _tag: 'Inside', path: 'x' });
+  });
+
+  it('`..` after a link climbs from where the link went, not from the link', () => {
+    // Each link alone looks inside; together `c` is the parent of the tree.
+    const tree = links({ 'a/b': '..', c: 'a/b/..' });
+    expect(symlinkEscapes('a/b', '..')).toBe(false);
+    expect(symlinkEscapes('c', 'a/b/..')).toBe(false);
+    expect(resolveInTree('c', tree)._tag).toBe('Outside');
+    expect([...escapingLinks(tree).keys()]).toEqual(['c']);
+  });
+
+  it('links through links, and a link that replaced a directory', () => {
+    const tree = links({ x: 'y', y: 'z', z: 'deep/../../..', lib: 'x' });
+    expect(resolveInTree('lib', tree)).toMatchObject({ _tag: 'Outside', via: ['lib', 'x', 'y', 'z'] });
+    expect(resolveInTree('ok', links({ ok: 'lib/inner', lib: 'real' }))).toEqual({
+      _tag: 'Inside',
+      path: 'real/inner',
+    });
+  });
+
+  it('lexical `..` that the real chain keeps inside is inside', () => {
+    const tree = links({ s: 'sub/inner', t: 's/../..' });
+    expect(resolveInTree('t', tree)).toEqual({ _tag: 'Inside', path: '' });
+  });
+
+  it('loops are reported, not followed forever', () => {
+    expect(resolveInTree('a', links({ a: 'b', b: 'a' }))._tag).toBe('Loop');
+  });
+
+  it('a changed link that makes an old link escape is flagged; unchanged old escapes are not', () => {
+    const before = links({ old: '/usr/share', a: 'b', b: 'inside' });
+    const after = links({ old: '/usr/share', a: 'b', b: '../..' });
+    expect(newlyEscaping(before, after, new Set(['b']))).toEqual(['a', 'b']);
+    expect(newlyEscaping(before, before, new Set())).toEqual([]);
+  });
+});
+
+describe("tests by the runners' own discovery rules", () => {
+  it.each([
+    'test-math.js',
+    'math-test.mjs',
+    'math_test.cjs',
+    'checks/test.js',
+    'test/helpers/setup.js',
+    'src/__tests__/x.tsx',
+    'src/x.spec.ts',
+    'pkg/math_test.go',
+    'tests/test_x.py',
+    'test_math.py',
+    'testing.py',
+    'lib/math_test.py',
+    'spec/math_spec.rb',
+    'TEST-MATH.JS',
+    'te\u200Bst-math.js',
+  ])('%s is a test', (path) => {
+    expect(isDiscoveredTest(path)).toBe(true);
+  });
+
+  it.each(['src/math.js', 'src/contest.py', 'latest.js', 'node_modules/x/test.js', 'attestation.py'])(
+    '%s is not a test',
+    (path) => {
+      expect(isDiscoveredTest(path)).toBe(false);
+    },
+  );
+
+  it('a repository config adds its own patterns (pytest python_files, mocha spec, jest testMatch)', () => {
+    const config = discoveryFromConfigs(
+      new Map([
+        ['pytest.ini', '[pytest]\npython_files = check_*.py verify_*.py\n'],
+        ['pyproject.toml', '[tool.pytest.ini_options]\npython_files = ["probe_*.py"]\n'],
+        ['.mocharc.yml', "spec: 'specs-here/**/*.js'\n"],
+        ['package.json', JSON.stringify({ jest: { testMatch: ['**/*.check.js'] } })],
+      ]),
+    );
+    for (const path of ['checks/check_math.py', 'verify_x.py', 'probe_a.py', 'specs-here/a/b.js', 'src/a.check.js'])
+      expect(isDiscoveredTest(path, config), path).toBe(true);
+    expect(isDiscoveredTest('checks/math.py', config)).toBe(false);
+    expect(globToRegex('src/**/*.{js,ts}').test('src/a/b/c.ts')).toBe(true);
+  });
+});
+
+describe('package.json content', () => {
+  const pkg = (value: object): string => JSON.stringify(value);
+
+  it('hook-manager keys, install scripts, test scripts and runner keys are each named', () => {
+    const before = pkg({ scripts: { test: 'node --test', build: 'tsc' } });
+    const kinds = (after: object, scripts: string[] = []) =>
+      packageJsonFindings('package.json', before, pkg(after), scripts).map((f) => f.kind);
+    expect(
+      kinds({ scripts: { test: 'node --test', build: 'tsc' }, 'simple-git-hooks': { 'pre-commit': 'x' } }),
+    ).toEqual(['git-hook-changed']);
+    expect(kinds({ scripts: { test: 'node --test', build: 'tsc', postinstall: 'node x' } })).toEqual([
+      'package-manager-config-changed',
+    ]);
+    expect(kinds({ scripts: { test: 'node --test || true', build: 'tsc' } })).toEqual(['verify-command-changed']);
+    expect(kinds({ scripts: { test: 'node --test', build: 'tsc' }, jest: { testMatch: [] } })).toEqual([
+      'verify-command-changed',
+    ]);
+    expect(kinds({ scripts: { test: 'node --test', build: 'tsc --noEmit' } })).toEqual([]);
+    // The script the verify argv names counts as much as `test`.
+    expect(kinds({ scripts: { test: 'node --test', build: 'true' } }, ['build'])).toEqual(['verify-command-changed']);
+  });
+
+  it('scripts reached from test, transitively, count; others do not', () => {
+    const scripts = { test: 'npm run unit && run-s lint', unit: 'node --test', lint: 'biome check', docs: 'x' };
+    expect([...reachableScripts(scripts, ['test'])].filter((k) => k in scripts).sort()).toEqual([
+      'lint',
+      'test',
+      'unit',
+    ]);
+  });
+
+  it('an unreadable package.json cannot be compared, so it needs a person', () => {
+    expect(packageJsonFindings('package.json', '{}', '{ nope').map((f) => f.kind)).toEqual(['verify-command-changed']);
+  });
+});
+
+describe('Python config sections', () => {
+  it('only pytest/tox sections of shared files count', () => {
+    const base = '[project]\nname = "x"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n';
+    expect(pythonConfigFindings('pyproject.toml', base, base.replace('name = "x"', 'name = "y"'))).toEqual([]);
+    expect(pythonConfigFindings('pyproject.toml', base, base.replace('-q', "-q -k 'not add'"))).toHaveLength(1);
+    expect(pythonConfigFindings('setup.cfg', '', '[tool:pytest]\naddopts = -p no:x\n')).toHaveLength(1);
+    expect(pythonConfigFindings('sub/tox.ini', '[tox]\n', '[tox]\n[testenv]\ncommands = true\n')).toHaveLength(1);
+  });
+});
+
+describe('embedded repositories, by content', () => {
+  const bare = ['HEAD', 'config', 'objects/info/packs', 'refs/heads/main'];
+
+  it.each(['vendor/lib', 'deep/er/x.git', 'notes', 'Fixtures/REPO'])('a bare repository at %s is found', (dir) => {
+    const paths = bare.map((p) => `${dir}/${p}`);
+    const found = embeddedRepositories(['src/a.js', ...paths], new Set([`${dir}/config`]));
+    expect(found.map((f) => f.kind)).toEqual(['embedded-git-repository']);
+  });
+
+  it('case-folded names count (head on a case-insensitive host is HEAD)', () => {
+    const found = embeddedRepositories(['x/head', 'x/Refs/heads/main'], new Set(['x/head']));
+    expect(found).toHaveLength(1);
+  });
+
+  it('a pre-existing repository the patch does not touch, or a lone HEAD file, is not reported', () => {
+    expect(
+      embeddedRepositories(
+        bare.map((p) => `fx/${p}`),
+        new Set(['src/a.js']),
+      ),
+    ).toEqual([]);
+    expect(embeddedRepositories(['docs/HEAD'], new Set(['docs/HEAD']))).toEqual([]);
+  });
+
+  it("files under the repository's own core.hooksPath are git hooks", () => {
+    const changed = new Set(['tools/hooks/pre-commit', 'tools/other.sh']);
+    expect(hooksPathFindings('tools/hooks', changed).map((f) => f.path)).toEqual(['tools/hooks/pre-commit']);
+    expect(hooksPathFindings('./Tools/Hooks/', changed).map((f) => f.path)).toEqual(['tools/hooks/pre-commit']);
+    expect(hooksPathFindings('/dev/null', changed)).toEqual([]);
+  });
+});
+
+describe('what the verify argv reads first', () => {
+  const changed = ['Makefile', 'scripts/test.mjs', 'tsconfig.json', 'go.mod', 'mypkg/tests/__main__.py', 'src/a.js'];
+  it.each([
+    [['make', 'test'], ['Makefile']],
+    [['node', 'scripts/test.mjs'], ['scripts/test.mjs']],
+    [['node', './scripts/test.mjs'], ['scripts/test.mjs']],
+    [['npx', 'tsc', '--noEmit'], ['tsconfig.json']],
+    [['go', 'test', './...'], ['go.mod']],
+    [['python3', '-m', 'mypkg.tests'], ['mypkg/tests/__main__.py']],
+    [['npm', 'test'], []],
+  ])('%j reads %j', (argv, expected) => {
+    expect([...verifyProgramFiles(argv, changed).keys()].sort()).toEqual([...expected].sort());
+  });
+
+  it('package-manager argv name their scripts', () => {
+    expect(verifyScriptNames(['npm', 'test'])).toEqual(['test']);
+    expect(verifyScriptNames(['npm', 'run', 'check'])).toEqual(['check']);
+    expect(verifyScriptNames(['pnpm', 'verify'])).toEqual(['verify']);
+    expect(verifyScriptNames(['pytest'])).toEqual([]);
+  });
+});
+
+describe('runner summaries that contradict exit 0', () => {
+  it.each([
+    ['node --test TAP', '# tests 2\n# suites 0\n# pass 1\n# fail 1\n'],
+    ['node --test spec', 'ℹ tests 2\nℹ pass 1\nℹ fail 1\n'],
+    ['vitest', ' Test Files  1 failed (1)\n      Tests  1 failed | 1 passed (2)\n'],
+    ['jest', 'Tests:       1 failed, 1 passed, 2 total\n'],
+    ['mocha', '  1 passing (5ms)\n  1 failing\n'],
+    ['pytest', '=========== 1 failed, 1 passed in 0.02s ===========\n'],
+    ['pytest -q', '1 failed, 3 passed in 0.10s\n'],
+    ['go', '--- FAIL: TestAdd (0.00s)\nFAIL\texample.com/m\t0.002s\n'],
+    ['cargo', 'test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n'],
+    ['unittest', 'Ran 2 tests in 0.001s\n\nFAILED (failures=1)\n'],
+  ])('%s', (_runner, output) => {
+    expect(reportedFailures(output)?.failed).toBeGreaterThan(0);
+  });
+
+  it('a fake "fail 0" printed after a real failure does not hide it', () => {
+    expect(reportedFailures('# fail 1\n', '# fail 0\n')?.failed).toBe(1);
+  });
+
+  it('passing summaries report nothing', () => {
+    for (const output of [
+      '# tests 2\n# pass 2\n# fail 0\n',
+      '      Tests  2 passed (2)\n',
+      'Tests:       2 passed, 2 total\n',
+      '===== 2 passed in 0.01s =====\n',
+      'ok  \texample.com/m\t0.002s\n',
+      'Ran 2 tests in 0.001s\n\nOK\n',
+    ])
+      expect(reportedFailures(output)).toBeNull();
+  });
+});
+
+describe('cat-file --batch parsing', () => {
+  it('reads sizes in bytes, including multi-byte text and missing objects', () => {
+    const a = 'a'.repeat(40);
+    const b = 'b'.repeat(40);
+    const text = `${a} blob 3\nü/\n${'c'.repeat(40)} missing\n${b} blob 2\n..\n`;
+    const parsed = parseBatch(Buffer.from(text, 'utf8'));
+    expect(parsed.get(a)).toBe('ü/');
+    expect(parsed.get(b)).toBe('..');
+  });
+});
