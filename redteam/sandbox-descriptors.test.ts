@@ -38,7 +38,7 @@ writeFileSync(secretFile, SECRET);
 writeFileSync(victimFile, 'untouched');
 
 /** Runs inside every sandbox: what is open above 2, and what each planted number lets it do. */
-const PROBE = String.raw`
+const PROBE = `
 import json, os, sys
 planted = [int(n) for n in sys.argv[1].split(',')]
 def listed():
@@ -71,7 +71,7 @@ print('PROBE ' + json.dumps(report))
 `;
 
 /** Plants the descriptors, runs the two controls, then execs the Node driver with everything still open. */
-const HOLDER = String.raw`
+const HOLDER = `
 import json, os, resource, select, socket, subprocess, sys
 probe, secret_file, victim_file, driver = sys.argv[1:5]
 limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]

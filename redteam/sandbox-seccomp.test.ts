@@ -121,7 +121,7 @@ const ALLOWED_PROBES: readonly Probe[] = [
 ];
 
 /** Each call runs in a fresh forked child, so one that succeeds (a new user namespace) cannot change the next. */
-const PROBE_SCRIPT = String.raw`
+const PROBE_SCRIPT = `
 import ctypes, json, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
