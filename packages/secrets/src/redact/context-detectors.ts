@@ -31,6 +31,8 @@ const KEY_WORDS = ['api', 'access', 'secret', 'private', 'signing', 'encryption'
 const SECRET_NAME = `(?:${SECRET_WORDS.map(spellings).join('|')}|(?:${KEY_WORDS.map(spellings).join('|')})[_.-]?${spellings('key')})`;
 
 const PEM_SPACE = '(?: |%20|\\+)';
+/** ` RSA PRIVATE KEY`, ` PRIVATE KEY BLOCK`, …: up to three words before PRIVATE KEY. */
+const PEM_LABEL = `(?:${PEM_SPACE}[A-Z0-9]{1,12}){0,3}${PEM_SPACE}PRIVATE${PEM_SPACE}KEY(?:${PEM_SPACE}BLOCK)?`;
 
 /** `/`, or `%2F` when a URL travels URL-encoded inside another URL. */
 const SLASH = '(?:\\/|%2F|%2f)';
@@ -57,11 +59,12 @@ const awsSecretAccept = (value: string): boolean => !/EXAMPLE/i.test(value) && l
 export const CONTEXT_DETECTORS: readonly Detector[] = [
   {
     id: 'private-key',
-    // A space may be URL-encoded (%20 or +) when a key travels in a query string.
-    source: `()(-----BEGIN(?:${PEM_SPACE}[A-Z0-9]{1,12}){0,3}${PEM_SPACE}PRIVATE${PEM_SPACE}KEY(?:${PEM_SPACE}BLOCK)?-----(?:[\\s\\S]{0,16384}?-----END(?:${PEM_SPACE}[A-Z0-9]{1,12}){0,3}${PEM_SPACE}PRIVATE${PEM_SPACE}KEY(?:${PEM_SPACE}BLOCK)?-----|[\\s\\S]{0,16384}))`,
+    // A space may be URL-encoded (%20 or +) when a key travels in a query string. The body is a
+    // tempered run that cannot contain "-----END", so it splits from the footer one way only; a
+    // block with no footer within the bound is redacted to the bound (failing closed).
+    source: `()(-----BEGIN${PEM_LABEL}-----(?:(?!-----END)[\\s\\S]){0,16384}(?:-----END${PEM_LABEL}-----)?)`,
     flags: 'g',
-    // An unterminated block is redacted to the bound: failing closed beats leaking the key body.
-    maxMatchLength: 16_384 + 2 * 70,
+    maxMatchLength: 16_384 + 2 * 90,
     trigger: '-----BEGIN',
     anchors: [exactly('-----BEGIN')],
     accept: null,

@@ -16,9 +16,10 @@ const CODE_COUNT = ANCHOR_CHARS.length + 1;
 const KEY_BITS = 18;
 const KEY_MASK = (1 << KEY_BITS) - 1;
 
-/** ASCII → 6-bit code; upper case folds onto lower case; 0 for characters no anchor has. */
+/** UTF-16 code unit → 6-bit code; upper case folds onto lower case; 0 for characters no anchor has. */
 const FOLD = (() => {
-  const table = new Uint8Array(128);
+  // Every code unit has an entry (64 KiB), so the scan loop needs no range test.
+  const table = new Uint8Array(65536);
   for (let i = 0; i < ANCHOR_CHARS.length; i++) {
     const c = ANCHOR_CHARS.charCodeAt(i);
     table[c] = i + 1;
@@ -27,7 +28,7 @@ const FOLD = (() => {
   return table;
 })();
 
-const foldedCode = (c: number): number => (c < 128 ? FOLD[c]! : 0);
+const foldedCode = (c: number): number => FOLD[c]!;
 
 /** One anchor, with the detectors it wakes up. */
 interface GateEntry {
@@ -58,8 +59,9 @@ function sameFolded(text: string, at: number, lower: string): boolean {
 }
 
 export class DetectorGate {
-  readonly #bits = new Int32Array((1 << KEY_BITS) >>> 5);
-  readonly #buckets = new Map<number, GateEntry[]>();
+  /** Key → 1 + index into #buckets, or 0: one byte per key (256 KiB) is faster to test than a bit. */
+  readonly #slots = new Uint16Array(1 << KEY_BITS);
+  readonly #buckets: GateEntry[][] = [];
 
   /** `anchors[i]` are the anchors of detector i. */
   constructor(anchors: readonly (readonly Anchor[])[]) {
@@ -101,33 +103,33 @@ export class DetectorGate {
       entry.text.length >= 3 ? [foldedCode(entry.text.charCodeAt(2))] : Array.from({ length: CODE_COUNT }, (_, i) => i);
     for (const c2 of thirds) {
       const key = (c0 << 12) | (c1 << 6) | c2;
-      this.#bits[key >>> 5]! |= 1 << (key & 31);
-      const bucket = this.#buckets.get(key);
-      if (bucket === undefined) this.#buckets.set(key, [entry]);
-      else bucket.push(entry);
+      const slot = this.#slots[key]!;
+      if (slot === 0) {
+        this.#buckets.push([entry]);
+        this.#slots[key] = this.#buckets.length;
+      } else this.#buckets[slot - 1]!.push(entry);
     }
   }
 
   /** Reports every candidate whose anchor starts in text[from, …). */
   scan(text: string, from: number, sink: CandidateSink, stats?: GateStats): void {
     const length = text.length;
-    const bits = this.#bits;
-    let key = 0;
-    for (let i = from; i < length; i++) {
+    const slots = this.#slots;
+    if (length - from < 2) return;
+    let key = ((foldedCode(text.charCodeAt(from)) << 6) | foldedCode(text.charCodeAt(from + 1))) & KEY_MASK;
+    for (let i = from + 2; i < length; i++) {
       const c = text.charCodeAt(i);
-      key = ((key << 6) | (c < 128 ? FOLD[c]! : 0)) & KEY_MASK;
-      // A two-character anchor ending the text has no third character: look at it with a 0 code.
-      if (i - from >= 2 && (bits[key >>> 5]! & (1 << (key & 31))) !== 0) this.#verify(text, i - 2, key, sink, stats);
+      key = ((key << 6) | FOLD[c]!) & KEY_MASK;
+      const slot = slots[key]!;
+      if (slot !== 0) this.#verify(text, i - 2, slot, sink, stats);
     }
-    if (length - from >= 2) {
-      const last = ((key << 6) & KEY_MASK) >>> 0;
-      if ((bits[last >>> 5]! & (1 << (last & 31))) !== 0) this.#verify(text, length - 2, last, sink, stats);
-    }
+    // A two-character anchor ending the text has no third character: look at it with a 0 code.
+    const last = (key << 6) & KEY_MASK;
+    if (slots[last]! !== 0) this.#verify(text, length - 2, slots[last]!, sink, stats);
   }
 
-  #verify(text: string, at: number, key: number, sink: CandidateSink, stats: GateStats | undefined): void {
-    const bucket = this.#buckets.get(key);
-    if (bucket === undefined) return;
+  #verify(text: string, at: number, slot: number, sink: CandidateSink, stats: GateStats | undefined): void {
+    const bucket = this.#buckets[slot - 1]!;
     for (const entry of bucket) {
       if (stats !== undefined) stats.anchorChecks++;
       const found = entry.caseInsensitive ? sameFolded(text, at, entry.text) : text.startsWith(entry.text, at);

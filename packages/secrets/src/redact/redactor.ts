@@ -89,7 +89,7 @@ class Compiled {
     this.labels = [...secretLabels, ...detectors.map((d) => d.id)];
     this.registeredCount = secretLabels.length;
     this.matcher = patterns.length === 0 ? null : matcher;
-    this.detectors = new DetectorSet(detectors);
+    this.detectors = detectorSetFor(detectors);
     let hold = this.matcher === null ? 0 : this.matcher.maxPatternLength - 1;
     const triggered: { trigger: string; window: number }[] = [];
     for (const detector of detectors) {
@@ -126,6 +126,21 @@ class Compiled {
     );
     return { spans: mergeSpans(starts, ends, labels), extents };
   }
+}
+
+/**
+ * Detector sets are immutable and their tables large (a 512 KiB gate), so redactors with the
+ * same detectors share one. Scans are synchronous, so sharing the sticky regexes is safe.
+ */
+const detectorSets = new Map<string, DetectorSet>();
+function detectorSetFor(detectors: readonly Detector[]): DetectorSet {
+  const key = detectors.map((d) => DETECTORS.indexOf(d)).join(',');
+  let set = detectorSets.get(key);
+  if (set === undefined) {
+    set = new DetectorSet(detectors);
+    detectorSets.set(key, set);
+  }
+  return set;
 }
 
 /** Sorts spans (start ↑, end ↓, label ↑) and merges overlaps; the first span of a group labels it. */

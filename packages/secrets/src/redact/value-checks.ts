@@ -86,9 +86,13 @@ export const lettersAndDigits = (value: string): boolean =>
 /** `process.env.X`, `os.environ[…]`, `getPassword(user)`: code that fetches a secret, not the secret. */
 const CODE_REFERENCE = /^[A-Za-z_$]{2,40}(?:\.[A-Za-z_$]{2,40})+(?:\[.{0,200})?$|\(/;
 
+/** Keys their providers publish in web pages on purpose (Stripe publishable, Mapbox public tokens). */
+const PUBLISHABLE_KEY = /^(?:pk_(?:live|test)_|pk\.eyJ)/;
+
 /** Free-form secrets (passwords, tokens in assignments): not a placeholder, not code, not low-entropy. */
 export function looksRandom(value: string): boolean {
   if (looksLikePlaceholder(value) || CODE_REFERENCE.test(value) || looksLikeExampleToken(value)) return false;
+  if (PUBLISHABLE_KEY.test(value)) return false;
   return characterClassCount(value) >= 2 && shannonEntropy(value) >= 3;
 }
 
