@@ -68,6 +68,10 @@ export interface RunTaskOptions {
 
 export interface RunTaskResult {
   readonly outcome: TaskOutcome;
+  /** Risks of the verified patch (also those only found at verify time, like tests-weakened). */
+  readonly risks: readonly string[];
+  /** How the last worker run ended (argv, exit, stderr tail), or null. */
+  readonly worker: TaskOutcome['worker'];
   readonly repo: Repository;
   readonly projectDir: string;
   readonly logPath: string;
@@ -139,6 +143,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       );
     };
     const backend = await options.makeBackend({ workerCap, toolGate, note });
+    let loopRef: TaskLoop | null = null;
     session = new VerifySession({
       repo,
       taskId: options.taskId,
@@ -153,6 +158,9 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       ...(options.verifyArgvFromUser ? { approvedArgvHashes: new Set([argvHash(options.verifyArgv)]) } : {}),
       ...(options.ref === undefined ? {} : { ref: options.ref }),
       ...(options.verifyTimeoutMs === undefined ? {} : { verifyTimeoutMs: options.verifyTimeoutMs }),
+      // The base cannot pass for an environment reason: stop now instead of retrying the worker.
+      onEnvironmentBlocker: (blocker, baseline) =>
+        void loopRef?.failForEnvironment(blocker.message, [baseline]).catch(() => undefined),
     });
     const loop = new TaskLoop(
       {
@@ -176,6 +184,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       },
     );
     bound = loop.toolGate();
+    loopRef = loop;
     // AbortSignal.timeout() aborts with a TimeoutError: say so instead of blaming the user.
     const stopReason = (): string =>
       (options.signal?.reason as { name?: unknown } | undefined)?.name === 'TimeoutError'
@@ -205,6 +214,8 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
   }
   return {
     outcome,
+    risks: outcome.risks,
+    worker: outcome.worker,
     repo,
     projectDir,
     logPath,
