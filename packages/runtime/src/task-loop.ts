@@ -502,7 +502,7 @@ export class TaskLoop {
     } else if (result.fingerprint !== undefined) {
       const earlier = this.#lastNoPatch;
       if (earlier !== null && earlier.fingerprint === result.fingerprint)
-        reason = `attempt ${attempt} ended exactly like attempt ${earlier.attempt} (${result.summary.slice(0, 80)}): not retrying`;
+        reason = `attempt ${attempt} ended exactly like attempt ${earlier.attempt} (${(result.summary.split('\n')[0] ?? '').slice(0, 80)}): not retrying`;
       this.#lastNoPatch = { fingerprint: result.fingerprint, attempt };
     }
     if (reason === null) return null;

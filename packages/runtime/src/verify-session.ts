@@ -96,13 +96,22 @@ function noChangeSummary(result: BackendResult, worker: WorkerRun): string {
       : worker.signal !== null
         ? `was killed (${worker.signal}) and `
         : '';
-  const tail = worker.stderrTail === '' ? '' : `; its stderr ends with:\n${worker.stderrTail.split('\n').slice(-12).join('\n')}`;
+  const tail =
+    worker.stderrTail === '' ? '' : `; its stderr ends with:\n${worker.stderrTail.split('\n').slice(-12).join('\n')}`;
   return `the worker ${claimed}${ended}changed nothing${tail}`;
 }
 
 const fingerprintOf = (category: string, result: BackendResult): string =>
   createHash('sha256')
-    .update(JSON.stringify([category, result.exit.exitCode, result.exit.signal, result.transcript.stderrSha256, result.failure]))
+    .update(
+      JSON.stringify([
+        category,
+        result.exit.exitCode,
+        result.exit.signal,
+        result.transcript.stderrSha256,
+        result.failure,
+      ]),
+    )
     .digest('hex');
 
 const bytesOf = (text: string): number => Buffer.byteLength(text);
@@ -241,7 +250,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
       return {
         kind: 'no-patch',
         category: 'worker-failed',
-        summary: worker.stderrTail === '' ? result.failure : `${result.failure}; its stderr ends with:\n${worker.stderrTail}`,
+        summary:
+          worker.stderrTail === '' ? result.failure : `${result.failure}; its stderr ends with:\n${worker.stderrTail}`,
         selfClaimedDone: result.selfClaimedDone,
         commands,
         worker,

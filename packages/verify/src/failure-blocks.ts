@@ -104,7 +104,9 @@ export function blockMessage(block: FailureBlock): string | null {
     if (!ERROR_LINE.test(line) && block.runner !== 'tap') continue;
     // mocha and node print "Expected values to be strictly equal:" and the values on a later line.
     if (line.endsWith(':')) {
-      const next = lines.slice(i + 1, i + 4).find((candidate) => candidate.trim() !== '' && !/^[+-] /.test(candidate.trim()));
+      const next = lines
+        .slice(i + 1, i + 4)
+        .find((candidate) => candidate.trim() !== '' && !/^[+-] /.test(candidate.trim()));
       if (next !== undefined && !YAML_FIELD.test(next)) return `${line} ${next.trim()}`;
     }
     return line;

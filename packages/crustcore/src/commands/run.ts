@@ -27,8 +27,8 @@ import { ExitCode } from '../cli/exit-codes.js';
 import { writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
 import { approvalChannel } from '../render/approval-channel.js';
-import { sanitizeForTerminal } from '../render/terminal-text.js';
 import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../render/narrator.js';
+import { sanitizeForTerminal } from '../render/terminal-text.js';
 import { loadPackBackend, PACK_BACKENDS } from './pack-backends.js';
 
 const USAGE =
@@ -67,12 +67,12 @@ function checkVerifyArgv(argv: Argv, fromUser: boolean): void {
 const quoteWords = (argv: Argv): string => JSON.stringify(argv.join(' '));
 
 const NO_TERMINAL_FOR_ASK =
-  '--approve ask (the default) needs a terminal to ask you, and stdin/stderr is not one, so nothing was started. Pass --approve auto (apply when verified and no risk needs a person) or --approve deny (verify only, apply nothing), then review a kept patch with "crustcore diff --export <task>"';
+  '--approve ask (the default) needs a terminal to ask you, and stdin/stderr is not one, so nothing was started. Pass --approve auto (apply when verified and no risk needs a person) or --approve deny (verify only, apply nothing), then review the kept patch with "crustcore diff <task> --export <file>"';
 
 /** Says what a person could do when a risk stopped `--approve auto`. */
 function autoRiskHint(result: RunTaskResult, approve: string): string | null {
   if (approve !== 'auto' || result.outcome.kind !== 'denied' || result.risks.length === 0) return null;
-  return `risk ${result.risks.join(', ')} needs a person: run again with --approve ask in a terminal to look at the diff and decide (or crustcore diff --export ${result.outcome.taskId})`;
+  return `risk ${result.risks.join(', ')} needs a person: run again with --approve ask in a terminal to look at the diff and decide (or crustcore diff ${result.outcome.taskId} --export <file>)`;
 }
 
 function argvOption(name: string, text: string): Argv {
@@ -201,7 +201,11 @@ export const runCommand: Command = {
         verifyArgvFromUser: verifyFromUser,
         makeBackend: async ({ workerCap, toolGate, note }): Promise<CodingBackend> => {
           if (backendName === 'external' && workerArgv !== null)
-            return new ExternalCommandBackend(workerCap(), { argv: workerArgv });
+            return new ExternalCommandBackend(workerCap(), {
+              argv: workerArgv,
+              // The worker's own files are found where the user typed the command.
+              host: { cwd: io.cwd, path: io.env.PATH ?? '' },
+            });
           const packOptions: Record<string, string> = {};
           if (values.model !== undefined) packOptions.model = values.model;
           if (values.replay !== undefined) packOptions.replay = resolve(io.cwd, values.replay);
