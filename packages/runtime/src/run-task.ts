@@ -186,10 +186,11 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
     bound = loop.toolGate();
     loopRef = loop;
     // AbortSignal.timeout() aborts with a TimeoutError: say so instead of blaming the user.
-    const stopReason = (): string =>
-      (options.signal?.reason as { name?: unknown } | undefined)?.name === 'TimeoutError'
-        ? 'stopped: the time limit (--timeout) ran out'
-        : 'interrupted by the user';
+    const stopReason = (): string => {
+      const reason = options.signal?.reason as { name?: unknown; message?: unknown } | undefined;
+      if (reason?.name === 'TimeoutError') return 'stopped: the time limit (--timeout) ran out';
+      return typeof reason?.message === 'string' && reason.message !== '' ? reason.message : 'interrupted by the user';
+    };
     const onAbort = (): void => void loop.cancel(stopReason()).catch(() => undefined);
     if (options.signal?.aborted === true) onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });

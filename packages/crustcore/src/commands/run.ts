@@ -179,11 +179,18 @@ export const runCommand: Command = {
     let interrupts = 0;
     const onSigint = (): void => {
       interrupts += 1;
-      if (interrupts > 1) process.exit(ExitCode.denied);
+      if (interrupts > 1) process.exit(ExitCode.interrupted);
       writeLine(io.stderr, io.err.yellow('stopping at the next safe point (Ctrl+C again to quit now)'));
       stop.abort(new DOMException('interrupted by the user', 'AbortError'));
     };
+    // kill, a closed terminal or a CI timeout: stop the same way, so the log ends with the task
+    // killed (not left open) and the worker's process group is gone before we exit.
+    const onTerminate = (signal: NodeJS.Signals): void => {
+      stop.abort(new DOMException(`stopped by ${signal}`, 'AbortError'));
+    };
     process.on('SIGINT', onSigint);
+    process.on('SIGTERM', onTerminate);
+    process.on('SIGHUP', onTerminate);
     // A plain timer held here, not AbortSignal.timeout(): inside AbortSignal.any() on Node 20 the
     // timeout signal can be garbage-collected and never fire (a --timeout 10 run went 600 s).
     const timeoutTimer = setTimeout(
@@ -281,6 +288,8 @@ export const runCommand: Command = {
     } finally {
       clearTimeout(timeoutTimer);
       process.off('SIGINT', onSigint);
+      process.off('SIGTERM', onTerminate);
+      process.off('SIGHUP', onTerminate);
     }
   },
 };
