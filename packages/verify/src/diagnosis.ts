@@ -292,9 +292,20 @@ function summaryLine(
         : kind === 'assertion' && tests.length > 0
           ? `${tests.length} failing test${tests.length === 1 ? '' : 's'}: ${tests.slice(0, 3).join(', ')}`
           : null;
-  const firstError = first?.message ?? /^.*(?:Error|error)[:[].*$/m.exec(text)?.[0]?.trim();
+  const firstError = first?.message ?? errorLine(text) ?? (kind === 'usage-error' ? usageLine(text) : undefined);
   const parts = [head, firstError].filter((part): part is string => part !== null && part !== undefined);
   return clip(parts.length === 0 ? kind.replace('-', ' ') : parts.join(' — '), DIAGNOSIS_LIMITS.summaryChars);
+}
+
+const errorLine = (text: string): string | undefined => /^.*(?:Error|error)[:[].*$/m.exec(text)?.[0]?.trim();
+
+/** The whole line the runner's usage complaint is on. */
+function usageLine(text: string): string | undefined {
+  const match = USAGE.exec(text);
+  if (match === null) return undefined;
+  const start = text.lastIndexOf('\n', match.index) + 1;
+  const end = text.indexOf('\n', match.index);
+  return text.slice(start, end === -1 ? undefined : end).trim();
 }
 
 function environmentHead(cause: EnvironmentCause | null, missing: string | null): string {
