@@ -218,7 +218,6 @@ describe('golden: cheats and faults leave the user tree untouched', () => {
 
   it('--timeout stops a worker that takes too long: exit 130, says why, nothing applied', () => {
     const box = makeRepo(NODE_REPO);
-    const started = Date.now();
     const run = crustcore(box, [
       'run',
       '--goal',
@@ -233,7 +232,8 @@ describe('golden: cheats and faults leave the user tree untouched', () => {
     ]);
     expect(run.status, run.stdout + run.stderr).toBe(130);
     expect(String(run.json?.reason)).toContain('--timeout');
-    expect(Date.now() - started).toBeLessThan(45_000); // far from the worker's 60 s: it was stopped
+    // No clock needed: had the timeout not stopped it, the worker would have fixed add() and the run
+    // would have completed (exit 0) with the fix applied.
     untouched(box.repo);
   });
 
