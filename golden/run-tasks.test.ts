@@ -170,7 +170,8 @@ describe('golden: cheats and faults leave the user tree untouched', () => {
       '--json',
     ]);
     expect(run.status, run.stdout + run.stderr).toBe(EXIT.verifyFailed);
-    expect(String(run.json?.reason)).toMatch(/revisit budget/);
+    // A worker that fails the same way twice is not run a third time; either way it ends as verify-failed.
+    expect(String(run.json?.reason)).toMatch(/revisit budget|ended exactly like attempt 1/);
     untouched(box.repo);
   });
 
