@@ -265,8 +265,13 @@ describe('golden: failures that say what went wrong', () => {
     const run = crustcore(box, ['run', '--goal', 'fix add', '--worker', dropTest, '--approve', 'auto', '--json']);
     expect(run.status, run.stdout + run.stderr).toBe(EXIT.denied);
     expect(run.json?.risks).toContain('tests-weakened');
+    const verified = run.json?.verified as { risks: { kind: string }[] };
+    expect(verified.risks.map((risk) => risk.kind)).toContain('tests-weakened');
     expect(String(run.json?.hint)).toMatch(/tests-weakened needs a person: run again with --approve ask/);
     untouched(box);
+    const text = crustcore(box, ['run', '--goal', 'fix add', '--worker', dropTest, '--approve', 'auto']);
+    expect(text.stdout).toMatch(/risks found at verify: .*tests-weakened/);
+    expect(text.stderr).toMatch(/hint: risk .*tests-weakened needs a person: run again with --approve ask/);
   });
 });
 

@@ -69,6 +69,22 @@ const quoteWords = (argv: Argv): string => JSON.stringify(argv.join(' '));
 const NO_TERMINAL_FOR_ASK =
   '--approve ask (the default) needs a terminal to ask you, and stdin/stderr is not one, so nothing was started. Pass --approve auto (apply when verified and no risk needs a person) or --approve deny (verify only, apply nothing), then review the kept patch with "crustcore diff <task> --export <file>"';
 
+/**
+ * The verified evidence with every risk the task found: the baseline
+ * comparison can add one (tests-weakened) after the patch was minted, and
+ * `--json` must not say `risks: []` while the log says otherwise.
+ */
+function withAllRisks(result: RunTaskResult): Record<string, unknown> | null {
+  const evidence = result.verifiedEvidence;
+  if (evidence === null) return null;
+  const listed = Array.isArray(evidence.risks) ? (evidence.risks as { kind?: unknown }[]) : [];
+  const known = new Set(listed.map((risk) => risk.kind));
+  const added = result.risks
+    .filter((kind) => !known.has(kind))
+    .map((kind) => ({ kind, detail: 'found at verify time (compared with the run on the base)', paths: [] }));
+  return { ...evidence, risks: [...listed, ...added] };
+}
+
 /** Says what a person could do when a risk stopped `--approve auto`. */
 function autoRiskHint(result: RunTaskResult, approve: string): string | null {
   if (approve !== 'auto' || result.outcome.kind !== 'denied' || result.risks.length === 0) return null;
@@ -266,7 +282,7 @@ export const runCommand: Command = {
             risks: result.risks,
             hint: autoRiskHint(result, approve),
             worker: result.worker,
-            verified: result.verifiedEvidence,
+            verified: withAllRisks(result),
             stateDir: result.projectDir,
             inspect: result.inspect === null ? null : { ok: result.inspect.ok, frames: result.inspect.chain.frames },
           }),

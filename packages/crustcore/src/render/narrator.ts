@@ -62,6 +62,7 @@ export function humanNarrator(stream: Writable, style: Style, options: { readonl
           line(
             `${style.green('✓')} verified in a fresh worktree: ${sanitizeForTerminal(event.argv.join(' '))} → exit 0 ${style.dim(`(tree ${short(event.treeHash)})`)}`,
           );
+          if (event.risks.length) line(`  ${style.yellow(`risks found at verify: ${event.risks.join(', ')}`)}`);
           break;
         case 'ApprovalResolved':
           line(
@@ -86,7 +87,7 @@ export function humanNarrator(stream: Writable, style: Style, options: { readonl
             break;
           case 'RequestApproval':
             line(
-              `  approval needed: ${action.description}${action.requiresHuman ? style.yellow(' — a person must answer') : ''}`,
+              `  approval needed: ${action.description}${action.risks.length ? style.yellow(` (risks: ${action.risks.join(', ')})`) : ''}${action.requiresHuman ? style.yellow(' — a person must answer') : ''}`,
             );
             break;
           case 'BudgetExhausted':
