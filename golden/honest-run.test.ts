@@ -33,7 +33,7 @@ const untouched = (box: Sandbox): void => {
   expect(status).toBe('');
 };
 
-describe('golden: the worker’s own files are visible in the sandbox', () => {
+describe('golden: the worker’s own files are visible in the sandbox', { timeout: 240_000 }, () => {
   it('node /abs/agent.mjs outside the repository (with a sibling module) fixes the bug', () => {
     const box = makeRepo(NODE_REPO);
     const agent = nodeWorkerOutside(box);
@@ -99,7 +99,7 @@ describe('golden: the worker’s own files are visible in the sandbox', () => {
   });
 });
 
-describe('golden: git inside the sandbox', () => {
+describe('golden: git inside the sandbox', { timeout: 240_000 }, () => {
   const probe = [
     "import { execFileSync } from 'node:child_process';",
     "import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';",
@@ -180,7 +180,7 @@ describe('golden: git inside the sandbox', () => {
   });
 });
 
-describe('golden: failures that say what went wrong', () => {
+describe('golden: failures that say what went wrong', { timeout: 240_000 }, () => {
   it('a base that cannot pass (command not found) stops at once with one clear line and exit 7', () => {
     const box = makeRepo(NODE_REPO);
     // The worker would sleep for ten minutes: the task ends only because the base's failure stopped it.
@@ -275,7 +275,7 @@ describe('golden: failures that say what went wrong', () => {
   });
 });
 
-describe('golden: refused before any work', () => {
+describe('golden: refused before any work', { timeout: 240_000 }, () => {
   const nothingDone = (box: Sandbox): void => {
     expect(listTree(join(box.home, 'worktrees'))).toEqual([]);
     expect(listTree(join(box.home, 'projects'))).toEqual([]);
