@@ -54,6 +54,11 @@ afterEach(async () => {
 
 describe('crustcore chat in a terminal', () => {
   it('streams, asks inline, commits a verified change, steers, chains requests, exits on Ctrl+C twice', async () => {
+    // The model's answer to the second request waits until the chat has taken the steering line.
+    let releaseSecondAnswer: () => void = () => undefined;
+    const steeringTaken = new Promise<void>((resolve) => {
+      releaseSecondAnswer = resolve;
+    });
     server = await startModelServer(
       (_request, index) =>
         [
@@ -68,9 +73,9 @@ describe('crustcore chat in a terminal', () => {
             calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', 'echo checking > /dev/null'] } }],
           },
           { text: 'Both functions are fixed.' },
-          // Second request: the model is slow; the person steers before its pending write runs.
+          // Second request: the model "thinks" until the person has steered; then its pending write must not run.
           {
-            delayMs: 2_500,
+            hold: steeringTaken,
             text: 'I will rewrite the whole file.',
             calls: [{ name: 'write_file', arguments: { path: 'src/calc.js', content: 'broken\n' } }],
           },
@@ -120,7 +125,7 @@ describe('crustcore chat in a terminal', () => {
 
     await waitFor(session, /› $/m);
     tmux('send-keys', '-t', session, 'document the functions in README.md', 'Enter');
-    // Steer while the model is answering request 5 (its reply is held back a few seconds).
+    // Steer while the model is answering request 5 (its reply is held back until the steer is taken).
     const asked = Date.now();
     while (server.requests.length < 5) {
       if (Date.now() - asked > 60_000)
@@ -128,6 +133,8 @@ describe('crustcore chat in a terminal', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     tmux('send-keys', '-t', session, '!do not touch src/calc.js, only write README.md', 'Enter');
+    await waitFor(session, /\(steering: taken before the next action\)/);
+    releaseSecondAnswer();
     text = await waitFor(session, /Approve\?/, 90_000, 3);
     expect(text).toContain('steering: do not touch src/calc.js, only write README.md');
     const steered = server.requests[5]?.json.messages ?? [];

@@ -218,13 +218,24 @@ describe('task jobs', () => {
   it('jobs on one repository run one at a time; others in parallel', async () => {
     const queue = new KeyedQueue();
     const order: string[] = [];
-    const step = (key: string, name: string, ms: number) =>
+    // a1 can only finish once b1 has started (a handshake, not a sleep): were /b queued behind
+    // /a, b1 would never start and the test would time out instead of passing.
+    let releaseA1: () => void = () => undefined;
+    const a1Gate = new Promise<void>((resolve) => {
+      releaseA1 = resolve;
+    });
+    const step = (key: string, name: string, gate: Promise<void>) =>
       queue.run(key, async () => {
         order.push(`${name}:start`);
-        await sleep(ms);
+        if (name === 'b1') releaseA1();
+        await gate;
         order.push(`${name}:end`);
       });
-    await Promise.all([step('/a', 'a1', 30), step('/a', 'a2', 1), step('/b', 'b1', 1)]);
+    await Promise.all([
+      step('/a', 'a1', a1Gate),
+      step('/a', 'a2', Promise.resolve()),
+      step('/b', 'b1', Promise.resolve()),
+    ]);
     expect(order.indexOf('a2:start')).toBeGreaterThan(order.indexOf('a1:end'));
     expect(order.indexOf('b1:start')).toBeLessThan(order.indexOf('a1:end'));
   });

@@ -170,7 +170,8 @@ describe('golden: cheats and faults leave the user tree untouched', () => {
       '--json',
     ]);
     expect(run.status, run.stdout + run.stderr).toBe(EXIT.verifyFailed);
-    expect(String(run.json?.reason)).toMatch(/revisit budget/);
+    // A worker that fails the same way twice is not run a third time; either way it ends as verify-failed.
+    expect(String(run.json?.reason)).toMatch(/revisit budget|ended exactly like attempt 1/);
     untouched(box.repo);
   });
 
@@ -218,7 +219,6 @@ describe('golden: cheats and faults leave the user tree untouched', () => {
 
   it('--timeout stops a worker that takes too long: exit 130, says why, nothing applied', () => {
     const box = makeRepo(NODE_REPO);
-    const started = Date.now();
     const run = crustcore(box, [
       'run',
       '--goal',
@@ -233,7 +233,8 @@ describe('golden: cheats and faults leave the user tree untouched', () => {
     ]);
     expect(run.status, run.stdout + run.stderr).toBe(130);
     expect(String(run.json?.reason)).toContain('--timeout');
-    expect(Date.now() - started).toBeLessThan(45_000); // far from the worker's 60 s: it was stopped
+    // No clock needed: had the timeout not stopped it, the worker would have fixed add() and the run
+    // would have completed (exit 0) with the fix applied.
     untouched(box.repo);
   });
 

@@ -182,6 +182,9 @@ describe('golden: crustcore run --backend with a setup problem', () => {
       'make add() add',
       '--backend',
       'codex',
+      // Without a terminal the default --approve ask is refused first (also exit 2); say auto.
+      '--approve',
+      'auto',
       '--json',
     ]);
     expect(run.status, run.stdout + run.stderr).toBe(2);

@@ -18,6 +18,8 @@ export interface RecordedRequest {
 export interface ServerTurn {
   /** Wait this long before answering (so a test can type while the model "thinks"). */
   readonly delayMs?: number;
+  /** Answer only once this settles: a handshake, so a test can act while the model "thinks" on any machine. */
+  readonly hold?: Promise<unknown>;
   readonly text?: string;
   readonly thinking?: string;
   readonly calls?: readonly { readonly name: string; readonly arguments: Record<string, unknown> }[];
@@ -85,10 +87,13 @@ export async function startModelServer(
       }
       const frames = framesFor(turn, calls + 1);
       calls += (turn.calls ?? []).length;
-      setTimeout(() => {
-        response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        response.end(frames.join(''));
-      }, turn.delayMs ?? 0);
+      void Promise.resolve(turn.hold).then(() =>
+        setTimeout(() => {
+          if (response.destroyed) return;
+          response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+          response.end(frames.join(''));
+        }, turn.delayMs ?? 0),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -18,6 +18,7 @@ export type {
   Recorder,
   Verifier,
   VerifyOutcome,
+  WorkerRun,
   Workspace,
 } from './ports.js';
 export { projectDirOf, type RunTaskOptions, type RunTaskResult, runTask, SetupError } from './run-task.js';

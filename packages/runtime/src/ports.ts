@@ -47,6 +47,15 @@ export interface CommandRecord {
   readonly purpose: 'worker' | 'verify' | 'baseline' | 'tool';
 }
 
+/** How the worker's own process ended, for people: shown when it failed or changed nothing. */
+export interface WorkerRun {
+  readonly argv: readonly string[];
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  /** The last lines of its stderr (≤ 2,000 chars), sanitized by the renderer before printing. */
+  readonly stderrTail: string;
+}
+
 export interface Workspace {
   prepare(): Promise<{ readonly baseCommit: string; readonly worktreePath: string }>;
   /** Removes every worktree the task made; safe to call twice. */
@@ -63,6 +72,7 @@ export type AttemptResult =
       readonly summary: string;
       readonly files: readonly { readonly path: string; readonly status: string; readonly fileClass: string }[];
       readonly commands: readonly CommandRecord[];
+      readonly worker?: WorkerRun;
     }
   | {
       readonly kind: 'no-patch';
@@ -70,6 +80,9 @@ export type AttemptResult =
       readonly summary: string;
       readonly selfClaimedDone: boolean;
       readonly commands: readonly CommandRecord[];
+      readonly worker?: WorkerRun;
+      /** Same value for two attempts that ended the same way (category, exit, output): a deterministic worker. */
+      readonly fingerprint?: string;
     };
 
 export interface Attempts {

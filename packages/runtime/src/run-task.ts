@@ -68,6 +68,10 @@ export interface RunTaskOptions {
 
 export interface RunTaskResult {
   readonly outcome: TaskOutcome;
+  /** Risks of the verified patch (also those only found at verify time, like tests-weakened). */
+  readonly risks: readonly string[];
+  /** How the last worker run ended (argv, exit, stderr tail), or null. */
+  readonly worker: TaskOutcome['worker'];
   readonly repo: Repository;
   readonly projectDir: string;
   readonly logPath: string;
@@ -139,6 +143,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       );
     };
     const backend = await options.makeBackend({ workerCap, toolGate, note });
+    let loopRef: TaskLoop | null = null;
     session = new VerifySession({
       repo,
       taskId: options.taskId,
@@ -153,6 +158,9 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       ...(options.verifyArgvFromUser ? { approvedArgvHashes: new Set([argvHash(options.verifyArgv)]) } : {}),
       ...(options.ref === undefined ? {} : { ref: options.ref }),
       ...(options.verifyTimeoutMs === undefined ? {} : { verifyTimeoutMs: options.verifyTimeoutMs }),
+      // The base cannot pass for an environment reason: stop now instead of retrying the worker.
+      onEnvironmentBlocker: (blocker, baseline) =>
+        void loopRef?.failForEnvironment(blocker.message, [baseline]).catch(() => undefined),
     });
     const loop = new TaskLoop(
       {
@@ -176,11 +184,13 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       },
     );
     bound = loop.toolGate();
+    loopRef = loop;
     // AbortSignal.timeout() aborts with a TimeoutError: say so instead of blaming the user.
-    const stopReason = (): string =>
-      (options.signal?.reason as { name?: unknown } | undefined)?.name === 'TimeoutError'
-        ? 'stopped: the time limit (--timeout) ran out'
-        : 'interrupted by the user';
+    const stopReason = (): string => {
+      const reason = options.signal?.reason as { name?: unknown; message?: unknown } | undefined;
+      if (reason?.name === 'TimeoutError') return 'stopped: the time limit (--timeout) ran out';
+      return typeof reason?.message === 'string' && reason.message !== '' ? reason.message : 'interrupted by the user';
+    };
     const onAbort = (): void => void loop.cancel(stopReason()).catch(() => undefined);
     if (options.signal?.aborted === true) onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -205,6 +215,8 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
   }
   return {
     outcome,
+    risks: outcome.risks,
+    worker: outcome.worker,
     repo,
     projectDir,
     logPath,

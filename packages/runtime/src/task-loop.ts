@@ -33,6 +33,7 @@ import type {
   PendingEvent,
   Recorder,
   Verifier,
+  WorkerRun,
   Workspace,
 } from './ports.js';
 import type { RuntimeIds } from './runtime-ids.js';
@@ -67,6 +68,7 @@ export type TaskOutcomeKind =
   | 'denied'
   | 'drift'
   | 'killed'
+  | 'environment'
   | 'internal';
 
 export interface TaskOutcome {
@@ -77,6 +79,10 @@ export interface TaskOutcome {
   readonly journalId: string | null;
   readonly attempts: number;
   readonly lastDiagnosis: Diagnosis | null;
+  /** Every risk the verified patch carried (the worker's patch risks and those found at verify). */
+  readonly risks: readonly string[];
+  /** How the last worker run ended, when there was one. */
+  readonly worker: WorkerRun | null;
 }
 
 interface AttemptMemory {
@@ -98,6 +104,14 @@ export class TaskLoop {
   #approvalDenied = false;
   #verifyFailed = false;
   readonly #memory: AttemptMemory = { files: [], evidence: null };
+  /** Patch hash → the attempt whose verify rejected it: the same patch is never verified twice. */
+  readonly #rejectedPatches = new Map<Hash32, number>();
+  #lastNoPatch: { readonly fingerprint: string; readonly attempt: number } | null = null;
+  /** Why the task stopped early on its own (environment on the base, a repeated patch), for the outcome. */
+  #stoppedEarly: { readonly kind: TaskOutcomeKind; readonly reason: string } | null = null;
+  #proposedRisks: readonly string[] = [];
+  #risks: readonly string[] = [];
+  #worker: WorkerRun | null = null;
   /** Serializes record → step → record so nested submissions (tool calls) stay ordered. */
   #chain: Promise<unknown> = Promise.resolve();
 
@@ -116,6 +130,26 @@ export class TaskLoop {
     if (this.#finished !== null) return;
     // The kernel answers with StopTask (aborting the running backend or verify) and TaskFinished.
     await this.#drive(await this.submit({ kind: 'TaskCancelled', taskId: this.#spec.taskId, reason }));
+  }
+
+  /**
+   * Stops the task because the verify command cannot pass on the unmodified
+   * base for an environment reason (no worker can fix that). `reason` says
+   * what is missing and how to fix it.
+   */
+  async failForEnvironment(reason: string, commands: readonly CommandRecord[] = []): Promise<void> {
+    if (this.#finished !== null || this.#stoppedEarly !== null) return;
+    this.#stoppedEarly = { kind: 'environment', reason };
+    // The failed base run goes in the log first: it is the evidence for stopping.
+    await this.#commandEvents(commands);
+    await this.#drive(
+      await this.submit({
+        kind: 'TaskFailed',
+        taskId: this.#spec.taskId,
+        reason: 'environment: the verify command fails on the unmodified base',
+        detail: reason.slice(0, 3_000),
+      }),
+    );
   }
 
   async run(): Promise<TaskOutcome> {
@@ -164,15 +198,22 @@ export class TaskLoop {
       patchHash: null,
     };
     let kind: TaskOutcomeKind = forced ?? 'internal';
+    const early = this.#stoppedEarly;
     if (forced === undefined) {
-      if (f.outcome === 'completed') kind = 'completed';
+      if (early !== null && f.outcome === 'failed') kind = early.kind;
+      else if (f.outcome === 'completed') kind = 'completed';
       else if (f.outcome === 'killed') kind = 'killed';
       else if (this.#budgetExhausted !== null) kind = 'budget-exhausted';
       else if (this.#integrationFailure?.reason === 'drift') kind = 'drift';
       else if (this.#approvalDenied || /denied|no one can be asked/.test(f.reason)) kind = 'denied';
       else if (this.#verifyFailed) kind = 'verify-failed';
     }
-    const reason = this.#integrationFailure !== null ? `${f.reason} — ${this.#integrationFailure.detail}` : f.reason;
+    const reason =
+      early !== null && f.outcome === 'failed'
+        ? early.reason
+        : this.#integrationFailure !== null
+          ? `${f.reason} — ${this.#integrationFailure.detail}`
+          : f.reason;
     return {
       taskId: this.#spec.taskId,
       kind,
@@ -181,6 +222,8 @@ export class TaskLoop {
       journalId: this.#journalId,
       attempts: this.#attempts,
       lastDiagnosis: this.#lastDiagnosis,
+      risks: this.#risks,
+      worker: this.#worker,
     };
   }
 
@@ -414,8 +457,11 @@ export class TaskLoop {
     const taskId = this.#spec.taskId;
     this.#attempts = attempt;
     const result = await this.#ports.attempts.run(attempt, diagnosis, this.#abort.signal);
+    if (result.worker !== undefined) this.#worker = result.worker;
     await this.#commandEvents(result.commands);
     if (this.#finished !== null) return [];
+    const repeated = this.#repeatedAttempt(attempt, result);
+    if (repeated !== null) return [repeated];
     if (result.kind === 'no-patch') {
       this.#lastDiagnosis = { category: result.category, summary: result.summary, failingTests: [] };
       this.#verifyFailed = true;
@@ -430,6 +476,7 @@ export class TaskLoop {
       ];
     }
     this.#memory.files = result.files;
+    this.#proposedRisks = result.risks;
     return [
       {
         kind: 'PatchProposed',
@@ -442,6 +489,28 @@ export class TaskLoop {
     ];
   }
 
+  /**
+   * A deterministic worker gives the same patch (or fails the same way) every
+   * time: once that patch was rejected, another attempt only repeats it.
+   */
+  #repeatedAttempt(attempt: number, result: AttemptResult): PendingEvent | null {
+    let reason: string | null = null;
+    if (result.kind === 'patch') {
+      const earlier = this.#rejectedPatches.get(result.patchHash);
+      if (earlier !== undefined)
+        reason = `attempt ${attempt} proposed the same patch as attempt ${earlier}, which failed verify: not retrying`;
+    } else if (result.fingerprint !== undefined) {
+      const earlier = this.#lastNoPatch;
+      if (earlier !== null && earlier.fingerprint === result.fingerprint)
+        reason = `attempt ${attempt} ended exactly like attempt ${earlier.attempt} (${(result.summary.split('\n')[0] ?? '').slice(0, 80)}): not retrying`;
+      this.#lastNoPatch = { fingerprint: result.fingerprint, attempt };
+    }
+    if (reason === null) return null;
+    this.#verifyFailed = true;
+    this.#stoppedEarly = { kind: 'verify-failed', reason };
+    return { kind: 'TaskFailed', taskId: this.#spec.taskId, reason: reason.slice(0, 200), detail: reason };
+  }
+
   async #verify(patchHash: Hash32): Promise<PendingEvent[]> {
     const taskId = this.#spec.taskId;
     const outcome = await this.#ports.verifier.verify(patchHash, this.#abort.signal);
@@ -449,6 +518,7 @@ export class TaskLoop {
     if (this.#finished !== null) return [];
     if (outcome.kind === 'failed') {
       this.#verifyFailed = true;
+      if (!this.#rejectedPatches.has(patchHash)) this.#rejectedPatches.set(patchHash, this.#attempts);
       this.#lastDiagnosis = {
         category: outcome.category,
         summary: outcome.summary,
@@ -466,6 +536,7 @@ export class TaskLoop {
       ];
     }
     this.#verifyFailed = false;
+    this.#risks = [...new Set([...this.#proposedRisks, ...outcome.risks])].sort();
     this.#memory.evidence = `${outcome.argv.join(' ')} → exit 0 in the ${outcome.profile} sandbox${outcome.testsRun === null ? '' : ` (${outcome.testsRun} tests)`}`;
     const approvalId: ApprovalId = this.#ports.ids.approvalId();
     return [

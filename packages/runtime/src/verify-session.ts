@@ -11,12 +11,16 @@ import type { SandboxExecCap } from '@crustcore/sandbox';
 import {
   type Argv,
   applyVerifiedPatch,
+  type BackendResult,
   type BaselineRun,
+  baselineBlocker,
   type CodingBackend,
   commitVerifiedPatch,
   createTaskWorktree,
   type Diagnosis,
   describeViewConcerns,
+  diagnoseFailure,
+  type EnvironmentBlocker,
   type Repository,
   removeTaskWorktree,
   runBaselineVerify,
@@ -36,6 +40,7 @@ import type {
   Recorder,
   Verifier,
   VerifyOutcome,
+  WorkerRun,
   Workspace,
 } from './ports.js';
 
@@ -58,7 +63,58 @@ export interface VerifySessionOptions {
   readonly approvedArgvHashes?: ReadonlySet<string>;
   /** Run the verify command on the base first, so fewer tests after the patch is caught. */
   readonly baseline?: boolean;
+  /** Called when the base itself fails for an environment reason no patch can fix (stop the task). */
+  readonly onEnvironmentBlocker?: (blocker: EnvironmentBlocker, baseline: CommandRecord) => void;
 }
+
+const STDERR_TAIL_CHARS = 2_000;
+
+/** The last lines of a worker's stderr, at most STDERR_TAIL_CHARS. */
+export function stderrTail(text: string): string {
+  const trimmed = text.trimEnd();
+  if (trimmed.length <= STDERR_TAIL_CHARS) return trimmed;
+  const tail = trimmed.slice(-STDERR_TAIL_CHARS);
+  const newline = tail.indexOf('\n');
+  return newline === -1 || newline > 400 ? tail : tail.slice(newline + 1);
+}
+
+/** What the worker was and how it ended; argv is the host command when the backend ran one. */
+function workerRunOf(result: BackendResult): WorkerRun {
+  const host = result.commandsRun.find((command) => command.source === 'host');
+  return {
+    argv: host === undefined ? [result.backend] : [...host.argv],
+    exitCode: result.exit.exitCode,
+    signal: result.exit.signal,
+    stderrTail: stderrTail(result.transcript.stderrText),
+  };
+}
+
+/** "the worker changed nothing" plus how it ended and what it printed last, so the cause is visible. */
+function noChangeSummary(result: BackendResult, worker: WorkerRun): string {
+  const claimed = result.selfClaimedDone ? 'claimed it was done but ' : '';
+  const ended =
+    worker.exitCode !== null && worker.exitCode !== 0
+      ? `exited ${worker.exitCode} and `
+      : worker.signal !== null
+        ? `was killed (${worker.signal}) and `
+        : '';
+  const tail =
+    worker.stderrTail === '' ? '' : `; its stderr ends with:\n${worker.stderrTail.split('\n').slice(-12).join('\n')}`;
+  return `the worker ${claimed}${ended}changed nothing${tail}`;
+}
+
+const fingerprintOf = (category: string, result: BackendResult): string =>
+  createHash('sha256')
+    .update(
+      JSON.stringify([
+        category,
+        result.exit.exitCode,
+        result.exit.signal,
+        result.transcript.stderrSha256,
+        result.failure,
+      ]),
+    )
+    .digest('hex');
 
 const bytesOf = (text: string): number => Buffer.byteLength(text);
 
@@ -161,15 +217,21 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     );
     const transcript = `${result.transcript.stdoutText}${result.transcript.stderrText ? `\n--- stderr ---\n${result.transcript.stderrText}` : ''}`;
     const transcriptArtifact = transcript.trim() ? await this.#o.recorder.storeArtifact(transcript) : undefined;
+    const stderrArtifact = result.transcript.stderrText.trim()
+      ? await this.#o.recorder.storeArtifact(result.transcript.stderrText)
+      : undefined;
+    const worker = workerRunOf(result);
     if (result.failure === null || result.exit.exitCode !== null) {
       commands.push({
-        argv: [result.backend],
+        // The program the user named (not just the backend's name), so the log shows what ran.
+        argv: worker.argv,
         exitCode: result.exit.exitCode,
         outputBytes: result.transcript.stdoutBytes + result.transcript.stderrBytes,
         durationMs: result.exit.durationMs,
         timedOut: result.exit.timedOut,
         purpose: 'worker',
         ...(transcriptArtifact ? { stdoutArtifact: transcriptArtifact } : {}),
+        ...(stderrArtifact ? { stderrArtifact } : {}),
       });
     }
     await this.#o.recorder.appendNote('backend.result', this.#o.taskId as never, {
@@ -179,16 +241,23 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
       selfClaimedDone: result.selfClaimedDone,
       workerRisks: [...result.workerRisks],
       failure: result.failure,
+      argv: worker.argv,
+      exitCode: worker.exitCode,
+      ...(worker.stderrTail === '' ? {} : { stderrTail: worker.stderrTail }),
       ...(transcriptArtifact ? { transcriptArtifact } : {}),
+      ...(stderrArtifact ? { stderrArtifact } : {}),
     });
     const outcome = result.patch;
     if (result.failure !== null && outcome._tag === 'NoChanges') {
       return {
         kind: 'no-patch',
         category: 'worker-failed',
-        summary: result.failure,
+        summary:
+          worker.stderrTail === '' ? result.failure : `${result.failure}; its stderr ends with:\n${worker.stderrTail}`,
         selfClaimedDone: result.selfClaimedDone,
         commands,
+        worker,
+        fingerprint: fingerprintOf('worker-failed', result),
       };
     }
     switch (outcome._tag) {
@@ -196,11 +265,11 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
         return {
           kind: 'no-patch',
           category: 'no-changes',
-          summary: result.selfClaimedDone
-            ? 'the worker claimed it was done but changed nothing'
-            : 'the worker changed nothing',
+          summary: noChangeSummary(result, worker),
           selfClaimedDone: result.selfClaimedDone,
           commands,
+          worker,
+          fingerprint: fingerprintOf('no-changes', result),
         };
       case 'Rejected':
         return {
@@ -212,6 +281,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
             .slice(0, 2_000),
           selfClaimedDone: result.selfClaimedDone,
           commands,
+          worker,
         };
       case 'ExtractFailed':
         return {
@@ -220,6 +290,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
           summary: outcome.message,
           selfClaimedDone: result.selfClaimedDone,
           commands,
+          worker,
         };
       case 'Patch': {
         const patch = outcome.patch;
@@ -234,6 +305,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
           summary: result.summary,
           files: patch.files.map((f) => ({ path: f.path, status: f.status, fileClass: f.fileClass })),
           commands,
+          worker,
         };
       }
     }
@@ -253,7 +325,24 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     });
     if (base._tag === 'Left') return null;
     this.#baseline = base.right;
-    return this.#storeRun(base.right.run, 'baseline');
+    const stored = await this.#storeRun(base.right.run, 'baseline');
+    this.#checkBaseline(base.right, stored);
+    return stored;
+  }
+
+  /** A base that cannot pass for an environment reason stops the task (see baselineBlocker). */
+  #checkBaseline(base: BaselineRun, stored: CommandRecord): void {
+    const run = base.run;
+    if (run.exitCode === 0 || this.#baselineAbort.signal.aborted || this.#o.onEnvironmentBlocker === undefined) return;
+    const diagnosis = diagnoseFailure({
+      exitCode: run.exitCode,
+      signal: run.signal,
+      timedOut: run.timedOut,
+      stdout: run.stdoutText,
+      stderr: run.stderrText,
+    });
+    const blocker = baselineBlocker(diagnosis, this.#o.verifyArgv);
+    if (blocker !== null) this.#o.onEnvironmentBlocker(blocker, stored);
   }
 
   async verify(patchHash: Hash32, signal: AbortSignal): Promise<VerifyOutcome> {

@@ -26,6 +26,7 @@ export {
   SANDBOX_HOME,
 } from './mount/extra-bind.js';
 export { ETC_ENTRIES } from './mount/host-layout.js';
+export { resolveWorkerProgram, type WorkerHost, type WorkerProgram } from './mount/worker-program.js';
 export { shellUse } from './policy/shell-detection.js';
 export {
   argvHash,

@@ -4,6 +4,8 @@
  * Every field is bounded; paths are made relative to the checkout so host
  * paths never reach a model.
  */
+import { blockMessage, failureBlocks, mochaTitle } from './failure-blocks.js';
+import { missingCommand, missingModule } from './missing-thing.js';
 import { parseTestCounts, stripAnsi, type TestCounts } from './test-counts.js';
 
 export type FailureKind =
@@ -12,6 +14,7 @@ export type FailureKind =
   | 'missing-module'
   | 'syntax-error'
   | 'compile-error'
+  | 'usage-error'
   | 'assertion'
   | 'unknown';
 
@@ -27,6 +30,10 @@ export interface Diagnosis {
   readonly kind: FailureKind;
   /** Set when kind is 'environment'. */
   readonly environmentCause: EnvironmentCause | null;
+  /** The command (command-not-found) or module (missing-module) that was missing, when the output names it. */
+  readonly missing?: string | null;
+  /** The first failing test with its own message and location (not another failure's). */
+  readonly firstFailure?: FirstFailure | null;
   /** One line saying what went wrong (≤ 300 chars). */
   readonly summary: string;
   /** What to try next (fixed text per kind). */
@@ -42,6 +49,13 @@ export interface Diagnosis {
   readonly counts: TestCounts | null;
   /** The most relevant output lines (≤ 2,000 chars). */
   readonly excerpt: string;
+}
+
+export interface FirstFailure {
+  readonly test: string | null;
+  /** ≤ 500 chars. */
+  readonly message: string | null;
+  readonly location: ErrorLocation | null;
 }
 
 export interface FailedRun {
@@ -72,6 +86,8 @@ const REMEDIATION: Record<FailureKind, string> = {
   'syntax-error':
     'The code does not parse. Check brackets, quotes, indentation and language grammar in the changed files.',
   'compile-error': 'The code does not compile or type-check. Fix the reported error at its location first.',
+  'usage-error':
+    'The test runner rejected its command line or configuration before running any test (unknown option, no test files, unreadable config). Fix the verify command or the runner config, not the code under test.',
   assertion: 'A test assertion failed: the behaviour does not match the test. Fix the implementation, not the test.',
   unknown: 'The verify command failed without a recognised cause. Read the excerpt and the first error location.',
 };
@@ -112,10 +128,21 @@ const COMPILE =
 const ASSERTION =
   /AssertionError|ERR_ASSERTION|expect\(|Expected:|expected .+ to (?:be|equal|deeply equal|strictly equal)|assert |assertion .*failed|panicked at|^--- FAIL|^not ok |^FAILED |\d+ failed/m;
 
-function classifyKind(run: FailedRun, text: string): { kind: FailureKind; cause: EnvironmentCause | null } {
+/** A runner refusing its own command line or config (mocha, vitest, jest, pytest, node --test, npm, go, cargo, make). */
+const USAGE =
+  /ERR_MOCHA_|Error: No test files found|Unable to read\/parse .*mocharc|No test files found, exiting with code|No tests found, exiting with code|● Validation Error|Unrecognized CLI Parameter|CACError|Unknown option|unknown option|unrecognized option|^ERROR: usage:|error: unrecognized arguments|ERROR: file or directory not found|^Could not find '[^']+'$|Missing script: |missing script: |No rule to make target|flag provided but not defined|error: unexpected argument|error: no such command|no Go files in/m;
+
+function classifyKind(
+  run: FailedRun,
+  text: string,
+  tests: readonly string[],
+): { kind: FailureKind; cause: EnvironmentCause | null } {
   if (run.timedOut) return { kind: 'timeout', cause: null };
   if (run.exitCode === 127) return { kind: 'environment', cause: 'command-not-found' };
   if (run.exitCode === 126) return { kind: 'environment', cause: 'permission-denied' };
+  // Checked before imports: a runner that cannot load its reporter also says "Cannot find module".
+  // Only when no test was reported failing, so a test's own message cannot make it a usage error.
+  if (tests.length === 0 && USAGE.test(text)) return { kind: 'usage-error', cause: null };
   // Test failures can mention these words too; syntax and imports are checked first
   // because they stop the suite before any assertion runs.
   if (MISSING_MODULE.test(text)) return { kind: 'missing-module', cause: null };
@@ -147,6 +174,12 @@ const FAILING_TEST_PATTERNS: readonly RegExp[] = [
 
 function failingTests(text: string): string[] {
   const names: string[] = [];
+  // mocha: titles come from the blocks under "N failing" ("1) suite\n  test:").
+  for (const block of failureBlocks(text)) {
+    if (block.runner !== 'mocha') break;
+    const title = mochaTitle(block.text);
+    if (title !== null) pushUnique(names, title);
+  }
   for (const pattern of FAILING_TEST_PATTERNS) {
     for (const match of text.matchAll(pattern)) {
       const name = match[1] as string;
@@ -242,38 +275,93 @@ function excerpt(text: string): string {
 }
 
 function summaryLine(
-  kind: FailureKind,
-  cause: EnvironmentCause | null,
+  classified: { readonly kind: FailureKind; readonly cause: EnvironmentCause | null; readonly missing: string | null },
   run: FailedRun,
   text: string,
   tests: readonly string[],
+  first: FirstFailure | null,
 ): string {
+  const { kind, cause, missing } = classified;
   if (kind === 'timeout') return run.timedOut ? 'verify timed out' : `verify was killed (${run.signal ?? 'signal'})`;
+  // The kind is shown beside the summary everywhere, so the summary never repeats it.
   const head =
     kind === 'environment'
-      ? `environment: ${cause ?? 'unknown'}`
-      : kind === 'assertion' && tests.length > 0
-        ? `${tests.length} failing test${tests.length === 1 ? '' : 's'}: ${tests.slice(0, 3).join(', ')}`
-        : kind;
-  const firstError = /^.*(?:Error|error)[:[].*$/m.exec(text)?.[0]?.trim();
-  return clip(firstError === undefined ? head : `${head} — ${firstError}`, DIAGNOSIS_LIMITS.summaryChars);
+      ? environmentHead(cause, missing)
+      : kind === 'missing-module' && missing !== null
+        ? `module not found: ${missing}`
+        : kind === 'assertion' && tests.length > 0
+          ? `${tests.length} failing test${tests.length === 1 ? '' : 's'}: ${tests.slice(0, 3).join(', ')}`
+          : null;
+  const firstError = first?.message ?? errorLine(text) ?? (kind === 'usage-error' ? usageLine(text) : undefined);
+  const parts = [head, firstError].filter((part): part is string => part !== null && part !== undefined);
+  return clip(parts.length === 0 ? kind.replace('-', ' ') : parts.join(' — '), DIAGNOSIS_LIMITS.summaryChars);
+}
+
+const errorLine = (text: string): string | undefined => /^.*(?:Error|error)[:[].*$/m.exec(text)?.[0]?.trim();
+
+/** The whole line the runner's usage complaint is on. */
+function usageLine(text: string): string | undefined {
+  const match = USAGE.exec(text);
+  if (match === null) return undefined;
+  const start = text.lastIndexOf('\n', match.index) + 1;
+  const end = text.indexOf('\n', match.index);
+  return text.slice(start, end === -1 ? undefined : end).trim();
+}
+
+function environmentHead(cause: EnvironmentCause | null, missing: string | null): string {
+  switch (cause) {
+    case 'command-not-found':
+      return missing === null ? 'a command was not found' : `command not found: ${missing}`;
+    case 'permission-denied':
+      return 'permission denied';
+    case 'network':
+      return 'no network in the sandbox';
+    case 'out-of-memory':
+      return 'out of memory';
+    default:
+      return 'the environment failed';
+  }
+}
+
+/** The first failing test's own block: its name, message and location. */
+function firstFailureOf(text: string, tests: readonly string[]): FirstFailure | null {
+  const block = failureBlocks(text)[0];
+  if (block === undefined) return null;
+  const message = blockMessage(block);
+  return {
+    test: tests[0] ?? null,
+    message: message === null ? null : clip(message, DIAGNOSIS_LIMITS.valueChars),
+    location: firstLocation(block.text),
+  };
 }
 
 /** Classifies a failed verify run. Pure: same input, same diagnosis. */
 export function diagnoseFailure(run: FailedRun): Diagnosis {
   const raw = stripAnsi(`${run.stdout}\n${run.stderr}`).replace(/\r\n/g, '\n');
   const text = relativize(raw, run.roots ?? []);
-  const { kind, cause } = classifyKind(run, text);
   const tests = failingTests(text);
+  const { kind, cause } = classifyKind(run, text, tests);
+  const missing =
+    kind === 'environment' && cause === 'command-not-found'
+      ? missingCommand(text)
+      : kind === 'missing-module'
+        ? missingModule(text)
+        : null;
+  const first = kind === 'assertion' || kind === 'unknown' ? firstFailureOf(text, tests) : null;
+  // Message, location and values all come from the first failure's own block when there is one.
+  const scope = first === null ? text : (failureBlocks(text)[0]?.text ?? text);
   const location =
-    kind === 'assertion'
-      ? firstLocationAt(text, /AssertionError|Expected|expect\(|panicked|assert|--- FAIL|FAILED|✖|×/)
-      : firstLocation(text);
-  const { expected, received } = kind === 'assertion' ? expectedReceived(text) : { expected: null, received: null };
+    first?.location ??
+    (kind === 'assertion'
+      ? firstLocationAt(scope, /AssertionError|Expected|expect\(|panicked|assert|--- FAIL|FAILED|✖|×/)
+      : firstLocation(text));
+  const { expected, received } = kind === 'assertion' ? expectedReceived(scope) : { expected: null, received: null };
   return {
     kind,
     environmentCause: cause,
-    summary: summaryLine(kind, cause, run, text, tests),
+    missing,
+    firstFailure: first,
+    summary: summaryLine({ kind, cause, missing }, run, text, tests, first),
     remediation: REMEDIATION[kind],
     failingTests: tests,
     firstErrorLocation: location,

@@ -6,7 +6,13 @@
  * claim; the patch is whatever git then sees changed in the worktree.
  */
 import { join } from 'node:path';
-import { runSandboxed, type SandboxExecCap } from '@crustcore/sandbox';
+import {
+  type ExtraBindRequest,
+  mintSandboxExecCap,
+  resolveWorkerProgram,
+  runSandboxed,
+  type SandboxExecCap,
+} from '@crustcore/sandbox';
 import type { Argv } from './argv.js';
 import {
   BACKEND_LIMITS,
@@ -18,6 +24,8 @@ import {
   type PatchOutcome,
   type WorkerInput,
 } from './backend.js';
+import { type GitView, prepareGitView } from './git-view.js';
+import { crustcoreHome } from './home.js';
 import { extractPatch } from './patch.js';
 
 export interface ExternalCommandBackendOptions {
@@ -26,6 +34,14 @@ export interface ExternalCommandBackendOptions {
   /** Extra (sanitized) environment; secrets are refused by the sandbox's sanitizer. */
   readonly env?: Readonly<Record<string, string>>;
   readonly name?: string;
+  /**
+   * Where the user typed the command: relative program and script names
+   * resolve against `cwd`, bare names against `path` (default: this
+   * process's). The worker's own files are then bound read-only.
+   */
+  readonly host?: { readonly cwd: string; readonly path: string };
+  /** Give the worker a private read-only git view of the base (default true). */
+  readonly git?: boolean;
 }
 
 /** Paths no worker may reach (documented to the worker; enforced by the sandbox's mounts). */
@@ -67,6 +83,8 @@ export class ExternalCommandBackend implements CodingBackend {
   readonly #cap: SandboxExecCap;
   readonly #argv: Argv;
   readonly #env: Readonly<Record<string, string>>;
+  readonly #host: { readonly cwd: string; readonly path: string };
+  readonly #git: boolean;
 
   /** `cap` must be a `worker`-profile capability. */
   constructor(cap: SandboxExecCap, options: ExternalCommandBackendOptions) {
@@ -76,21 +94,61 @@ export class ExternalCommandBackend implements CodingBackend {
     this.#argv = options.argv;
     this.#env = options.env ?? {};
     this.name = options.name ?? 'external-command';
+    this.#host = options.host ?? { cwd: process.cwd(), path: process.env.PATH ?? '' };
+    this.#git = options.git ?? true;
+  }
+
+  /**
+   * The capability for this run: the given one plus read-only binds for the
+   * worker's own files and the git view. Only the bubblewrap backend binds;
+   * the process jail already sees the host.
+   */
+  #capFor(extra: readonly ExtraBindRequest[]): SandboxExecCap | string {
+    if (extra.length === 0 || this.#cap.backend !== 'bubblewrap') return this.#cap;
+    const minted = mintSandboxExecCap('worker', {
+      backend: this.#cap.backend,
+      limits: this.#cap.limits,
+      extraBinds: [...this.#cap.extraBinds, ...extra],
+    });
+    return minted._tag === 'Left' ? minted.left.message : minted.right;
   }
 
   async run(input: WorkerInput, context: BackendContext): Promise<BackendResult> {
     const { worktree } = context;
-    const started = await runSandboxed(this.#cap, {
-      argv: this.#argv,
-      worktreeRoot: worktree.path,
-      cwd: worktree.path,
-      env: this.#env,
-      stdin: workerStdin(input, worktree.path),
-      // Clamped to the profile's bounds: a larger request would only be refused.
-      timeoutMs: Math.min(Math.max(1, Math.floor(input.maxSeconds * 1000)), this.#cap.profile.maxTimeoutMs),
-      maxOutputBytes: Math.min(Math.max(0, Math.floor(input.maxOutputBytes)), this.#cap.profile.maxOutputBytes),
-      ...(context.signal === undefined ? {} : { signal: context.signal }),
-    });
+    const program = resolveWorkerProgram(this.#argv, { ...this.#host, avoid: [worktree.path] });
+    const gitView: GitView | null = this.#git ? await prepareGitView(worktree, context.home ?? crustcoreHome()) : null;
+    try {
+      return await this.#runIn(input, context, program.argv, [...program.binds, ...(gitView?.binds ?? [])], gitView);
+    } finally {
+      gitView?.dispose();
+    }
+  }
+
+  async #runIn(
+    input: WorkerInput,
+    context: BackendContext,
+    argv: Argv,
+    binds: readonly ExtraBindRequest[],
+    gitView: GitView | null,
+  ): Promise<BackendResult> {
+    const { worktree } = context;
+    const cap = this.#capFor(binds);
+    const started =
+      typeof cap === 'string'
+        ? ({ _tag: 'Left', left: { message: `cannot show the worker its files: ${cap}` } } as const)
+        : await runSandboxed(cap, {
+            argv,
+            worktreeRoot: worktree.path,
+            cwd: worktree.path,
+            env: this.#env,
+            stdin: workerStdin(input, worktree.path),
+            // Clamped to the profile's bounds: a larger request would only be refused.
+            timeoutMs: Math.min(Math.max(1, Math.floor(input.maxSeconds * 1000)), this.#cap.profile.maxTimeoutMs),
+            maxOutputBytes: Math.min(Math.max(0, Math.floor(input.maxOutputBytes)), this.#cap.profile.maxOutputBytes),
+            ...(context.signal === undefined ? {} : { signal: context.signal }),
+          });
+    // The worktree's `.git` points back to its own git dir before CrustCore reads the patch.
+    gitView?.dispose();
     const empty = {
       stdoutText: '',
       stderrText: '',
@@ -135,7 +193,7 @@ export class ExternalCommandBackend implements CodingBackend {
       summary: clip(claim?.summary ?? '', BACKEND_LIMITS.summaryChars),
       patch,
       selfClaimedDone: claim?.done === true,
-      commandsRun: [{ argv: [...this.#argv], exitCode: result.exitCode, source: 'host' }, ...claimedCommands(claim)],
+      commandsRun: [{ argv: [...argv], exitCode: result.exitCode, source: 'host' }, ...claimedCommands(claim)],
       risks: patch._tag === 'Patch' ? patch.patch.risks : [],
       workerRisks: (claim?.risks ?? [])
         .slice(0, BACKEND_LIMITS.workerRisks)

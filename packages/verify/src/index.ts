@@ -43,7 +43,9 @@ export {
   type ErrorLocation,
   type FailedRun,
   type FailureKind,
+  type FirstFailure,
 } from './diagnosis.js';
+export { baselineBlocker, type EnvironmentBlocker } from './environment-blocker.js';
 export { ExternalCommandBackend, type ExternalCommandBackendOptions, workerStdin } from './external-backend.js';
 export { classifyPath, type FileClass } from './file-class.js';
 export { type GitFailure, type GitLocation, runGitAt } from './git.js';

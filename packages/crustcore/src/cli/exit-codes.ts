@@ -18,6 +18,11 @@ export const ExitCode = {
   drift: 5,
   /** A log, patch or vault failed verification (`export`, `diff`, `secret`); `inspect` is finer, below. */
   integrity: 6,
+  /**
+   * The verify command fails on the unmodified base for an environment reason (a command or
+   * dependency missing in the sandbox, no network): nothing a worker changes can fix that.
+   */
+  environment: 7,
   /** Cancelled or killed (Ctrl+C, `crustcore cancel`, `kill`). */
   interrupted: 130,
   /** Bug or environment failure; the message says what to do. */

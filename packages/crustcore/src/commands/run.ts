@@ -12,8 +12,9 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RiskProfile } from '@crustcore/kernel';
-import type { TaskOutcomeKind } from '@crustcore/runtime';
+import type { RunTaskResult, TaskOutcomeKind } from '@crustcore/runtime';
 import { randomIds, runTask, SetupError } from '@crustcore/runtime';
+import { argvHash, decideSandboxCommand } from '@crustcore/sandbox';
 import {
   type Argv,
   type CodingBackend,
@@ -27,6 +28,7 @@ import { writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
 import { approvalChannel } from '../render/approval-channel.js';
 import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../render/narrator.js';
+import { sanitizeForTerminal } from '../render/terminal-text.js';
 import { loadPackBackend, PACK_BACKENDS } from './pack-backends.js';
 
 const USAGE =
@@ -39,8 +41,55 @@ export const EXIT_FOR_OUTCOME: Readonly<Record<TaskOutcomeKind, ExitCode>> = {
   denied: ExitCode.denied,
   drift: ExitCode.drift,
   killed: ExitCode.interrupted,
+  environment: ExitCode.environment,
   internal: ExitCode.internal,
 };
+
+/**
+ * Refuses, before any worktree or worker exists, a verify argv the verify
+ * profile would refuse anyway (a shell, or an unrecognized command nobody
+ * typed): failing after the worker has run wastes the whole attempt.
+ */
+function checkVerifyArgv(argv: Argv, fromUser: boolean): void {
+  const verdict = decideSandboxCommand('verify', argv, fromUser ? new Set([argvHash(argv)]) : new Set());
+  if (verdict._tag === 'Denied') {
+    throw new UsageError(
+      `--verify ${quoteWords(argv)}: the verify sandbox refuses it (${verdict.reason}). Pass the test program's own argv, e.g. --verify "npm test" or --verify "node --test"`,
+    );
+  }
+  if (verdict._tag === 'NeedsApproval') {
+    throw new UsageError(
+      `the detected test command ${quoteWords(argv)} is not a recognized test runner (${verdict.reason}); pass it with --verify to approve it`,
+    );
+  }
+}
+
+const quoteWords = (argv: Argv): string => JSON.stringify(argv.join(' '));
+
+const NO_TERMINAL_FOR_ASK =
+  '--approve ask (the default) needs a terminal to ask you, and stdin/stderr is not one, so nothing was started. Pass --approve auto (apply when verified and no risk needs a person) or --approve deny (verify only, apply nothing), then review the kept patch with "crustcore diff <task> --export <file>"';
+
+/**
+ * The verified evidence with every risk the task found: the baseline
+ * comparison can add one (tests-weakened) after the patch was minted, and
+ * `--json` must not say `risks: []` while the log says otherwise.
+ */
+function withAllRisks(result: RunTaskResult): Record<string, unknown> | null {
+  const evidence = result.verifiedEvidence;
+  if (evidence === null) return null;
+  const listed = Array.isArray(evidence.risks) ? (evidence.risks as { kind?: unknown }[]) : [];
+  const known = new Set(listed.map((risk) => risk.kind));
+  const added = result.risks
+    .filter((kind) => !known.has(kind))
+    .map((kind) => ({ kind, detail: 'found at verify time (compared with the run on the base)', paths: [] }));
+  return { ...evidence, risks: [...listed, ...added] };
+}
+
+/** Says what a person could do when a risk stopped `--approve auto`. */
+function autoRiskHint(result: RunTaskResult, approve: string): string | null {
+  if (approve !== 'auto' || result.outcome.kind !== 'denied' || result.risks.length === 0) return null;
+  return `risk ${result.risks.join(', ')} needs a person: run again with --approve ask in a terminal to look at the diff and decide (or crustcore diff ${result.outcome.taskId} --export <file>)`;
+}
 
 function argvOption(name: string, text: string): Argv {
   const split = splitArgv(text);
@@ -130,8 +179,11 @@ export const runCommand: Command = {
       }
       verifyArgv = detected.argv;
     }
+    checkVerifyArgv(verifyArgv, verifyFromUser);
 
     const canAsk = approve === 'ask' && io.stdin.isTTY === true && io.stderr.isTTY === true;
+    // Nobody could answer the approval at the end: say so before any work is done.
+    if (approve === 'ask' && !canAsk) throw new UsageError(NO_TERMINAL_FOR_ASK);
     const style = format === 'text' ? io.out : io.err;
     const narrator =
       format === 'stream-json'
@@ -139,15 +191,28 @@ export const runCommand: Command = {
         : format === 'json'
           ? silentNarrator
           : humanNarrator(io.stdout, style);
-    const abort = new AbortController();
+    const stop = new AbortController();
     let interrupts = 0;
     const onSigint = (): void => {
       interrupts += 1;
-      if (interrupts > 1) process.exit(ExitCode.denied);
+      if (interrupts > 1) process.exit(ExitCode.interrupted);
       writeLine(io.stderr, io.err.yellow('stopping at the next safe point (Ctrl+C again to quit now)'));
-      abort.abort();
+      stop.abort(new DOMException('interrupted by the user', 'AbortError'));
+    };
+    // kill, a closed terminal or a CI timeout: stop the same way, so the log ends with the task
+    // killed (not left open) and the worker's process group is gone before we exit.
+    const onTerminate = (signal: NodeJS.Signals): void => {
+      stop.abort(new DOMException(`stopped by ${signal}`, 'AbortError'));
     };
     process.on('SIGINT', onSigint);
+    process.on('SIGTERM', onTerminate);
+    process.on('SIGHUP', onTerminate);
+    // A plain timer held here, not AbortSignal.timeout(): inside AbortSignal.any() on Node 20 the
+    // timeout signal can be garbage-collected and never fire (a --timeout 10 run went 600 s).
+    const timeoutTimer = setTimeout(
+      () => stop.abort(new DOMException('the time limit (--timeout) ran out', 'TimeoutError')),
+      timeoutSeconds * 1_000,
+    );
     const taskId = randomIds.taskId();
     try {
       const result = await runTask({
@@ -159,7 +224,11 @@ export const runCommand: Command = {
         verifyArgvFromUser: verifyFromUser,
         makeBackend: async ({ workerCap, toolGate, note }): Promise<CodingBackend> => {
           if (backendName === 'external' && workerArgv !== null)
-            return new ExternalCommandBackend(workerCap(), { argv: workerArgv });
+            return new ExternalCommandBackend(workerCap(), {
+              argv: workerArgv,
+              // The worker's own files are found where the user typed the command.
+              host: { cwd: io.cwd, path: io.env.PATH ?? '' },
+            });
           const packOptions: Record<string, string> = {};
           if (values.model !== undefined) packOptions.model = values.model;
           if (values.replay !== undefined) packOptions.replay = resolve(io.cwd, values.replay);
@@ -194,7 +263,7 @@ export const runCommand: Command = {
         // --timeout bounds the whole task twice: as the kernel's wall-time budget (seen at each
         // event, exit 3) and as a hard stop for a backend that has gone quiet.
         limits: { wallTimeMs: timeoutSeconds * 1_000 },
-        signal: AbortSignal.any([abort.signal, AbortSignal.timeout(timeoutSeconds * 1_000)]),
+        signal: stop.signal,
         ...(values.ref === undefined ? {} : { ref: values.ref }),
       });
       const exit = EXIT_FOR_OUTCOME[result.outcome.kind];
@@ -210,12 +279,19 @@ export const runCommand: Command = {
             patchHash: result.outcome.patchHash,
             applied: result.outcome.journalId,
             lastDiagnosis: result.outcome.lastDiagnosis,
-            verified: result.verifiedEvidence,
+            risks: result.risks,
+            hint: autoRiskHint(result, approve),
+            worker: result.worker,
+            verified: withAllRisks(result),
             stateDir: result.projectDir,
             inspect: result.inspect === null ? null : { ok: result.inspect.ok, frames: result.inspect.chain.frames },
           }),
         );
       } else if (format === 'text') {
+        if (result.outcome.kind === 'environment')
+          writeLine(io.stderr, `${io.err.red('error:')} ${sanitizeForTerminal(result.outcome.reason)}`);
+        const hint = autoRiskHint(result, approve);
+        if (hint !== null) writeLine(io.stderr, `${io.err.yellow('hint:')} ${hint}`);
         writeLine(io.stdout, io.out.dim(`log: crustcore inspect --dir ${result.projectDir} --task ${taskId}`));
       }
       return exit;
@@ -226,7 +302,10 @@ export const runCommand: Command = {
       }
       throw error;
     } finally {
+      clearTimeout(timeoutTimer);
       process.off('SIGINT', onSigint);
+      process.off('SIGTERM', onTerminate);
+      process.off('SIGHUP', onTerminate);
     }
   },
 };

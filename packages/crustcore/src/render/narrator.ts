@@ -49,15 +49,20 @@ export function humanNarrator(stream: Writable, style: Style, options: { readonl
             }`,
           );
           break;
-        case 'PatchRejected':
-          line(`${style.red('✗')} not verified — ${style.bold(event.category)}: ${sanitizeForTerminal(event.summary)}`);
+        case 'PatchRejected': {
+          // A summary may end with the worker's stderr tail: indent it so it reads as quoted output.
+          const [head, ...rest] = sanitizeForTerminal(event.summary).split('\n');
+          line(`${style.red('✗')} not verified — ${style.bold(event.category)}: ${head ?? ''}`);
+          for (const quoted of rest) line(style.dim(`    │ ${quoted}`));
           if (event.failingTests.length)
             line(`  failing: ${sanitizeForTerminal(event.failingTests.slice(0, 5).join(', '))}`);
           break;
+        }
         case 'PatchVerified':
           line(
             `${style.green('✓')} verified in a fresh worktree: ${sanitizeForTerminal(event.argv.join(' '))} → exit 0 ${style.dim(`(tree ${short(event.treeHash)})`)}`,
           );
+          if (event.risks.length) line(`  ${style.yellow(`risks found at verify: ${event.risks.join(', ')}`)}`);
           break;
         case 'ApprovalResolved':
           line(
@@ -82,7 +87,7 @@ export function humanNarrator(stream: Writable, style: Style, options: { readonl
             break;
           case 'RequestApproval':
             line(
-              `  approval needed: ${action.description}${action.requiresHuman ? style.yellow(' — a person must answer') : ''}`,
+              `  approval needed: ${action.description}${action.risks.length ? style.yellow(` (risks: ${action.risks.join(', ')})`) : ''}${action.requiresHuman ? style.yellow(' — a person must answer') : ''}`,
             );
             break;
           case 'BudgetExhausted':
