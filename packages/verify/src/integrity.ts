@@ -65,7 +65,8 @@ export function weakenedTests(files: readonly IntegrityFile[], discovery: Discov
     .filter((path) => isDiscoveredTest(path, discovery));
   return paths.length === 0
     ? []
-    : [riskOf('tests-weakened', 'the patch edits, renames or deletes files the test runners discover as tests', paths)];
+    : // A rename away from the runner's patterns deletes the test under its old path.
+      [riskOf('tests-weakened', 'the patch edits or deletes existing test files', paths)];
 }
 
 async function linkTargets(reader: TreeReader, tree: readonly TreeFile[]): Promise<Map<string, string>> {
@@ -116,7 +117,8 @@ async function contentRisks(input: IntegrityInput, base: readonly TreeFile[], ch
         changed,
       ),
     );
-  const pointers = await reader.grepTree(input.treeId, '^[[:space:]]*gitdir:');
+  const present = input.files.filter((f) => f.status !== 'D').map((f) => f.path);
+  const pointers = await reader.grepTree(input.treeId, '^[[:space:]]*gitdir:', present);
   for (const path of pointers ?? []) {
     if (changed.has(path))
       findings.push({ kind: 'embedded-git-repository', detail: `${path} is a gitdir pointer`, path });

@@ -19,8 +19,8 @@ export interface TreeReader {
   readBlob(id: string, maxBytes?: number): Promise<string | null>;
   /** Many small blobs at once (symlink targets); missing or oversized ones are absent from the map. */
   readBlobs(ids: readonly string[]): Promise<Map<string, string>>;
-  /** Paths in `treeish` whose text has a line matching `pattern` (POSIX ERE, case-insensitive). */
-  grepTree(treeish: string, pattern: string): Promise<readonly string[] | null>;
+  /** Of `paths` (literal; all of the tree when more than 500), those whose text has a line matching `pattern` (ERE, case-insensitive). */
+  grepTree(treeish: string, pattern: string, paths: readonly string[]): Promise<readonly string[] | null>;
   /** The repository's own `core.hooksPath` (its config file only, not our overrides), or null. */
   hooksPath(): Promise<string | null>;
 }
@@ -79,9 +79,12 @@ export function gitTreeReader(location: GitLocation): TreeReader {
       if (read._tag === 'Left') return out;
       return parseBatch(Buffer.from(read.right, 'utf8'));
     },
-    async grepTree(treeish, pattern) {
+    async grepTree(treeish, pattern, paths) {
+      if (paths.length === 0) return [];
+      const only = paths.length > 500 ? [] : paths;
       // Exit 1 means "no match", which runGitAt reports as a failure: tell the two apart by stderr.
-      const found = await gitRawText(location, ['grep', '-z', '-l', '-I', '-i', '-E', '-e', pattern, treeish, '--']);
+      const args = ['grep', '-z', '-l', '-I', '-i', '-E', '-e', pattern, treeish, '--', ...only];
+      const found = await gitRawText(location, args);
       if (found._tag === 'Left') return found.left.exitCode === 1 && found.left.stderr === '' ? [] : null;
       const prefix = `${treeish}:`;
       return found.right

@@ -286,7 +286,8 @@ async function verifyIn(
     });
     return ok({ _tag: 'Failed', diagnosis, run });
   }
-  const risks = [...patch.risks, ...integrity];
+  // The count comparison stays its own entry: it is evidence from the run, not from the files.
+  const risks = mergeRisks([...patch.risks, ...integrity]);
   const fewer = countRisk(request.baseline, run.testCounts);
   if (fewer !== null) risks.push(fewer);
   const verified = new VerifiedPatch(verifiedPatchMintKey, patch.bytes, {
@@ -307,7 +308,7 @@ async function verifyIn(
     testCounts: run.testCounts,
     baselineCounts: request.baseline?.run.testCounts ?? null,
     files: patch.files,
-    risks: mergeRisks(risks),
+    risks,
   });
   return ok({ _tag: 'Verified', verified, run });
 }
