@@ -18,6 +18,8 @@ export const ExitCode = {
   drift: 5,
   /** A log, patch or vault failed verification (`export`, `diff`, `secret`); `inspect` is finer, below. */
   integrity: 6,
+  /** The repository's event log is in use by another process (a run, chat, daemon task or MCP call): try again. */
+  busy: 75,
   /** Cancelled or killed (Ctrl+C, `crustcore cancel`, `kill`). */
   interrupted: 130,
   /** Bug or environment failure; the message says what to do. */

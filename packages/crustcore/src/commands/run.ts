@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RiskProfile } from '@crustcore/kernel';
 import type { TaskOutcomeKind } from '@crustcore/runtime';
-import { randomIds, runTask, SetupError } from '@crustcore/runtime';
+import { LedgerBusyError, randomIds, runTask, SetupError } from '@crustcore/runtime';
 import {
   type Argv,
   type CodingBackend,
@@ -220,6 +220,10 @@ export const runCommand: Command = {
       }
       return exit;
     } catch (error) {
+      if (error instanceof LedgerBusyError) {
+        writeLine(io.stderr, `${io.err.red('busy:')} ${error.message}`);
+        return ExitCode.busy;
+      }
       if (error instanceof SetupError) {
         writeLine(io.stderr, `${io.err.red('error:')} ${error.message}`);
         return ExitCode.internal;
