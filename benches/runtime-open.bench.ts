@@ -32,7 +32,8 @@ import { LedgerSpine, type PendingEvent } from '@crustcore/runtime';
 import { Bench } from 'tinybench';
 import { report } from './harness.js';
 
-const TASKS = Number(process.env.TASKS ?? 10_000);
+/** `node … benches/runtime-open.bench.ts [tasks]` (default 10,000). */
+const TASKS = Number(process.argv[2] ?? 10_000);
 const scratch = mkdtempSync(join(tmpdir(), 'runtime-open-bench-'));
 const logPath = join(scratch, 'events.log');
 const H = (n: number, c: string): Hash32 => `${n.toString(16).padStart(8, '0')}${c.repeat(56)}` as Hash32;
@@ -148,5 +149,4 @@ report('read', `${readMs.toFixed(3)} ms per 1,000 frames`);
 report('scan', `${scanMs.toFixed(3)} ms per 1,000 frames`);
 report('ratio open/read', `${(openMs / readMs).toFixed(1)}×`);
 report('ratio open/scan', `${(openMs / scanMs).toFixed(1)}×`);
-if (process.env.KEEP === undefined) rmSync(scratch, { recursive: true, force: true });
-else console.log(logPath);
+rmSync(scratch, { recursive: true, force: true });
