@@ -39,7 +39,7 @@ describe('LedgerSpine.open', () => {
       actor: 'runtime',
       visibility: 'internal',
       timestampMs: 1,
-      payload: future,
+      payload: JSON.parse(JSON.stringify(future)),
     });
     await writer.right.close();
     const opened = await ledger.open().then(
