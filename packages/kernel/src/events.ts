@@ -186,6 +186,8 @@ export const EVENT_CODECS = {
   TaskCancelled: taskEvent('TaskCancelled', { reason: Text }),
   TaskKilled: taskEvent('TaskKilled', { reason: Text }),
   TaskFailed: taskEvent('TaskFailed', { reason: Name, detail: Text }),
+  /** Forget a finished task's state (one kernel lives as long as its ledger; see docs/event-log.md). */
+  TaskCompacted: taskEvent('TaskCompacted', {}),
   UserMessage: taskEvent('UserMessage', { steer: t.boolean, textHash: Hash32C }),
   SubagentRequested: taskEvent('SubagentRequested', { subagentId: Name, role: Name }),
   JobQueued: taskEvent('JobQueued', { jobId: JobIdC, maxAttempts: NonNegativeInt }),

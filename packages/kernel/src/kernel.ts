@@ -156,6 +156,7 @@ class KernelImpl implements Kernel {
       if (created[0]?.kind !== 'Rejected') this.#advanceClock(event.at);
       return created;
     }
+    if (event.kind === 'TaskCompacted') return this.#compact(event);
     const task = this.#tasks.get(event.taskId);
     if (task === undefined) return [reject(event, 'unknown-task', 'no such task')];
     if (TERMINAL_STATUSES.has(task.status)) return [reject(event, 'task-not-active', `task is ${task.status}`)];
@@ -178,6 +179,10 @@ class KernelImpl implements Kernel {
     switch (event.kind) {
       case 'TaskCreated':
         out.push(reject(event, 'duplicate-task', 'task already exists'));
+        return;
+      case 'TaskCompacted':
+        // Handled in step(): a compacted task is finished, so it never reaches dispatch.
+        out.push(reject(event, 'invalid-event', 'compaction is not a task step'));
         return;
       case 'WorkspaceReady':
         if (!this.#move(task, 'Planning', event, out)) return;
@@ -307,6 +312,23 @@ class KernelImpl implements Kernel {
     };
     this.#tasks.set(task.id, task);
     return [{ kind: 'PrepareWorkspace', taskId: task.id }];
+  }
+
+  /**
+   * A ledger's kernel lives as long as the ledger, so a finished task's record,
+   * approvals and jobs are dropped on request: the state (and the per-step
+   * state hash) stays the size of the live tasks, not of the whole history.
+   */
+  #compact(event: KernelEventOf<'TaskCompacted'>): readonly Action[] {
+    const task = this.#tasks.get(event.taskId);
+    if (task === undefined) return [reject(event, 'unknown-task', 'no such task')];
+    if (!TERMINAL_STATUSES.has(task.status))
+      return [reject(event, 'illegal-transition', `task is ${task.status}; only a finished task is compacted`)];
+    this.#tasks.delete(task.id);
+    for (const [id, approval] of this.#approvals) if (approval.taskId === task.id) this.#approvals.delete(id);
+    for (const [id, job] of this.#jobs) if (job.taskId === task.id) this.#jobs.delete(id);
+    this.#advanceClock(event.at);
+    return [];
   }
 
   #toolRequested(task: TaskRecord, event: KernelEventOf<'ToolCallRequested'>, out: Action[]): undefined {

@@ -73,8 +73,18 @@ export {
   inspectLog,
   isArtifactField,
 } from './inspect.js';
-export { kernelReplay, type RecordedStep, type RecordStepError, recordKernelStep } from './kernel-record.js';
-export { ACTIONS_KIND, RECEIPT_KIND, RECOVERED_KIND } from './kinds.js';
+export {
+  CURRENT_BEHAVIOUR_FLAGS,
+  decodeKernelOpening,
+  KERNEL_BEHAVIOUR_FLAGS,
+  type KernelOpening,
+  kernelOpening,
+  kernelReplay,
+  type RecordedStep,
+  type RecordStepError,
+  recordKernelStep,
+} from './kernel-record.js';
+export { ACTIONS_KIND, OPEN_KIND, RECEIPT_KIND, RECOVERED_KIND } from './kinds.js';
 export {
   type AppendAck,
   type AppendError,
@@ -88,6 +98,7 @@ export {
   type RecoveryReport,
   type SyncMode,
 } from './log-writer.js';
+export { type RebuiltKernel, rebuildKernel } from './rebuild.js';
 export {
   decodeToolReceipt,
   GENESIS_RECEIPT_HASH,

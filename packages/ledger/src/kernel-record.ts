@@ -9,7 +9,9 @@
  * event and its actions (other frames may).
  */
 import {
+  BUDGET_NAMES,
   createKernel,
+  DEFAULT_KERNEL_CONFIG,
   decodeKernelEvent,
   encodeActions,
   err,
@@ -21,18 +23,82 @@ import {
   ok,
   type Result,
 } from '@crustcore/kernel';
+import * as t from 'io-ts';
 import type { Actor, Visibility } from './frame.js';
 import { ACTIONS_KIND } from './kinds.js';
 import type { AppendAck, AppendError, LedgerWriter } from './log-writer.js';
 import type { ReplayKernel } from './replay.js';
 
-/** The real kernel, for replay. `config` must be the one the runtime used. */
+/**
+ * Behaviour flags a `kernel.open` frame may list, by number. A number is never
+ * reused or renumbered: an old log means what its flags said when it was written.
+ * Replay refuses a flag it does not know (a newer CrustCore wrote the log).
+ */
+export const KERNEL_BEHAVIOUR_FLAGS: Readonly<Record<number, string>> = {
+  1: 'shared-kernel: one kernel steps every task of the ledger, in every process',
+  2: 'task-compaction: finished tasks are dropped from the kernel state by TaskCompacted',
+};
+
+/** The flags this version writes when it opens a new kernel. */
+export const CURRENT_BEHAVIOUR_FLAGS: readonly number[] = [1, 2];
+
+const Count = t.refinement(t.number, (n) => Number.isSafeInteger(n) && n >= 0, 'count');
+
+const KernelConfigC = t.type({
+  defaultLimits: t.type(
+    Object.fromEntries(BUDGET_NAMES.map((name) => [name, Count])) as Record<
+      (typeof BUDGET_NAMES)[number],
+      typeof Count
+    >,
+  ),
+  defaultMaxRevisits: Count,
+  approvalTtlMs: Count,
+  maxTasks: Count,
+  maxToolCallsPerTask: Count,
+  retryPolicy: t.type({ maxAttempts: Count, baseDelayMs: Count, maxDelayMs: Count }),
+  humanReviewRisks: t.readonlyArray(t.string),
+});
+
+const OpeningC = t.type({ v: t.literal(1), config: KernelConfigC, flags: t.readonlyArray(Count) });
+
+export interface KernelOpening {
+  readonly v: 1;
+  readonly config: KernelConfig;
+  readonly flags: readonly number[];
+}
+
+/** The payload of the `kernel.open` frame for a kernel with `config` (defaults filled in). */
+export function kernelOpening(config: Partial<KernelConfig> = {}): KernelOpening {
+  return { v: 1, config: { ...DEFAULT_KERNEL_CONFIG, ...config }, flags: [...CURRENT_BEHAVIOUR_FLAGS] };
+}
+
+/** Decodes a `kernel.open` payload (untrusted: it comes from a file). */
+export function decodeKernelOpening(payload: unknown): Result<string, KernelOpening> {
+  const decoded = OpeningC.decode(payload);
+  if (decoded._tag === 'Left') return err('the opening frame does not hold a kernel config this version can read');
+  const unknown = decoded.right.flags.filter((flag) => KERNEL_BEHAVIOUR_FLAGS[flag] === undefined);
+  if (unknown.length > 0) {
+    return err(`unknown behaviour flag(s) ${unknown.join(', ')}: a newer CrustCore wrote this log; upgrade to read it`);
+  }
+  return ok(decoded.right);
+}
+
+/**
+ * The real kernel, for replay. Before a `kernel.open` frame, `config` is used,
+ * with a fresh kernel per task (how logs were written before one kernel per
+ * ledger); from the open frame on, the config the log recorded.
+ */
 export function kernelReplay(config: Partial<KernelConfig> = {}): ReplayKernel<KernelEvent> {
   return {
     isKernelEventKind,
     decode: decodeKernelEvent,
     createKernel: () => createKernel(config),
     encodeActions: (actions) => encodeActions(actions as Parameters<typeof encodeActions>[0]),
+    open: (payload) => {
+      const opening = decodeKernelOpening(payload);
+      return opening._tag === 'Left' ? opening : ok(createKernel(opening.right.config));
+    },
+    legacyFreshKernelOn: 'TaskCreated',
   };
 }
 

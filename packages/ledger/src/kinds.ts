@@ -9,3 +9,8 @@ export const RECOVERED_KIND = 'ledger.recovered';
 export const ACTIONS_KIND = 'kernel.actions';
 /** A tool receipt; payload = the receipt (see receipt.ts). */
 export const RECEIPT_KIND = 'tool.receipt';
+/**
+ * Opens a kernel: from this frame on, one kernel with the recorded config and
+ * behaviour flags steps every kernel event of the log. Payload `{v, config, flags}`.
+ */
+export const OPEN_KIND = 'kernel.open';

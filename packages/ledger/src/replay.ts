@@ -14,7 +14,7 @@ import { canonicalJson, type Json } from '@crustcore/kernel';
 import * as t from 'io-ts';
 import { type IntegrityFailure, integrityFailure } from './chain-check.js';
 import type { DecodedFrame } from './frame.js';
-import { ACTIONS_KIND, RECOVERED_KIND } from './kinds.js';
+import { ACTIONS_KIND, OPEN_KIND, RECOVERED_KIND } from './kinds.js';
 
 export interface ReplayableKernel<E> {
   readonly step: (event: E) => readonly unknown[];
@@ -29,6 +29,20 @@ export interface ReplayKernel<E> {
   ) => { readonly _tag: 'Left'; readonly left: unknown } | { readonly _tag: 'Right'; readonly right: E };
   readonly createKernel: () => ReplayableKernel<E>;
   readonly encodeActions: (actions: readonly unknown[]) => string;
+  /**
+   * Builds the kernel a `kernel.open` frame describes (its config and behaviour
+   * flags), or says why it cannot (an unknown flag: a newer CrustCore wrote it).
+   */
+  readonly open?: (
+    payload: Json,
+  ) =>
+    | { readonly _tag: 'Left'; readonly left: string }
+    | { readonly _tag: 'Right'; readonly right: ReplayableKernel<E> };
+  /**
+   * Logs written before `kernel.open` existed made a fresh kernel per task:
+   * before the first open frame, an event of this kind starts a fresh kernel.
+   */
+  readonly legacyFreshKernelOn?: string;
 }
 
 const ActionsRecordC = t.type({
@@ -74,7 +88,8 @@ export function checkEventHeader(frame: DecodedFrame, payload: Json): string | u
 /** Streaming replayer: feed frames in log order, then finish. */
 export class Replayer<E> {
   readonly #kernel: ReplayKernel<E>;
-  readonly #instance: ReplayableKernel<E>;
+  #instance: ReplayableKernel<E>;
+  #opened = false;
   #pending: PendingStep | undefined;
   #events = 0;
   #actions = 0;
@@ -88,6 +103,27 @@ export class Replayer<E> {
 
   get failure(): IntegrityFailure | undefined {
     return this.#failure;
+  }
+
+  /** The kernel after the frames fed so far: what a runtime opening the log continues with. */
+  get instance(): ReplayableKernel<E> {
+    return this.#instance;
+  }
+
+  /** Whether the log has opened a shared kernel (a `kernel.open` frame was seen). */
+  get opened(): boolean {
+    return this.#opened;
+  }
+
+  #open(frame: DecodedFrame, payload: Json): IntegrityFailure | undefined {
+    if (this.#pending !== undefined)
+      return this.#fail(this.#pending.seq, `${OPEN_KIND} at seq ${frame.seq} before the last event's actions`);
+    const opened = this.#kernel.open?.(payload);
+    if (opened === undefined) return this.#fail(frame.seq, `this replay kernel cannot read ${OPEN_KIND} frames`);
+    if (opened._tag === 'Left') return this.#fail(frame.seq, `${OPEN_KIND}: ${opened.left}`);
+    this.#instance = opened.right;
+    this.#opened = true;
+    return undefined;
   }
 
   #fail(seq: number, detail: string): IntegrityFailure {
@@ -104,7 +140,11 @@ export class Replayer<E> {
       this.#pending = undefined;
       return undefined;
     }
+    if (frame.kind === OPEN_KIND) return this.#open(frame, payload);
     if (!this.#kernel.isKernelEventKind(frame.kind)) return undefined;
+    if (!this.#opened && frame.kind === this.#kernel.legacyFreshKernelOn && this.#events > 0) {
+      this.#instance = this.#kernel.createKernel();
+    }
     if (this.#pending !== undefined) {
       return this.#fail(
         this.#pending.seq,

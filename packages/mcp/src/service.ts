@@ -77,6 +77,12 @@ export interface McpServiceOptions {
   readonly randomBody?: () => string;
 }
 
+type VerifyOutcome = Extract<Awaited<ReturnType<typeof verifyStaged>>, { _tag: 'Right' }>['right'];
+type VerifyRun = VerifyOutcome['run'];
+type VerifyDiagnosis = Extract<VerifyOutcome, { _tag: 'Failed' }>['diagnosis'];
+type StagedHash = Awaited<ReturnType<typeof state.stagedContentHash>>;
+type VerifyPatchInput = Parameters<typeof verifyStaged>[1]['patch'];
+
 interface Verified {
   readonly verified: VerifiedPatch;
   readonly stagedHash: string;
@@ -271,7 +277,53 @@ export class McpService {
     await this.#recovery;
     const context = await this.#context(input.task_id);
     if (context._tag === 'Left') return context;
-    const { metadata, repo, task } = context.right;
+    const entered = await this.#enterVerify(context.right);
+    if (entered._tag === 'Left') return entered;
+    const { taskId, stagedHash } = entered.right;
+    const settleBack = (why: string): Promise<ToolResult> => this.#settleBack(taskId, why);
+    let outcome: Awaited<ReturnType<typeof verifyStaged>>;
+    try {
+      const cap = mintSandboxExecCap('verify');
+      if (cap._tag === 'Left') return await settleBack(`the sandbox is not available: ${cap.left.message}`);
+      outcome = await verifyStaged(cap.right, {
+        repo: context.right.repo,
+        taskId,
+        patch: entered.right.patch,
+        argv: context.right.metadata.verifyArgv as unknown as Argv,
+        argvFromUser: context.right.metadata.verifyFromUser,
+        home: this.#o.home,
+        nowMs: entered.right.nowMs,
+        ...(this.#o.verifyTimeoutMs === undefined ? {} : { timeoutMs: this.#o.verifyTimeoutMs }),
+      });
+    } catch (error) {
+      await settleBack('verification crashed');
+      throw error;
+    }
+    if (outcome._tag === 'Left') return settleBack(`verification could not run: ${outcome.left.message}`);
+    const run = outcome.right.run;
+    const recorded = await state.recordVerificationRun(this.#o.db, {
+      taskId,
+      stagedHash,
+      argv: [...run.argv],
+      sandboxProfile: run.profile,
+      exitCode: run.exitCode ?? -1,
+      durationMs: Math.max(0, Math.round(run.durationMs)),
+      stdoutSha256: run.stdoutSha256 as never,
+      stderrSha256: run.stderrSha256 as never,
+    });
+    if (recorded._tag === 'Left')
+      return settleBack(`the run could not be recorded: ${describeStateError(recorded.left)}`);
+    if (outcome.right._tag === 'Failed') return this.#verifyFailed(taskId, stagedHash, run, outcome.right.diagnosis);
+    return this.#verifyPassed(taskId, stagedHash, run, outcome.right.verified, recorded.right.id);
+  }
+
+  /** Phase checks, the patch from the staged content, and the move into VERIFY. */
+  async #enterVerify(context: {
+    readonly metadata: TaskMetadata;
+    readonly repo: Repository;
+    readonly task: state.TaskRecord;
+  }): Promise<Result<ToolFailure, { taskId: TaskId; stagedHash: StagedHash; nowMs: number; patch: VerifyPatchInput }>> {
+    const { metadata, repo, task } = context;
     const db = this.#o.db;
     const taskId = task.id;
     if (task.phase === 'APPROVAL_GATE' && this.#verified.has(taskId)) {
@@ -297,93 +349,67 @@ export class McpService {
     if (patch._tag === 'Left') return fail('refused', patch.left.message);
     const entered = await state.transitionTask(db, taskId, 'VERIFY', { expectedFrom: 'IMPLEMENT' });
     if (entered._tag === 'Left') return fail('busy', describeStateError(entered.left));
-    const settleBack = async (why: string): Promise<ToolResult> => {
-      const back = await state.transitionTask(db, taskId, 'IMPLEMENT', { expectedFrom: 'VERIFY' });
-      if (back._tag === 'Left' && back.left._tag === 'RevisitBudgetExhausted') {
-        await state.transitionTask(db, taskId, 'ABORTED', { expectedFrom: 'VERIFY' });
-        return fail('refused', `${why}; ${describeStateError(back.left)}, so the task is ABORTED`);
-      }
-      return fail('refused', why);
-    };
-    let outcome: Awaited<ReturnType<typeof verifyStaged>>;
-    try {
-      const cap = mintSandboxExecCap('verify');
-      if (cap._tag === 'Left') return await settleBack(`the sandbox is not available: ${cap.left.message}`);
-      outcome = await verifyStaged(cap.right, {
-        repo,
-        taskId,
-        patch: patch.right,
-        argv: metadata.verifyArgv as unknown as Argv,
-        argvFromUser: metadata.verifyFromUser,
-        home: this.#o.home,
-        nowMs,
-        ...(this.#o.verifyTimeoutMs === undefined ? {} : { timeoutMs: this.#o.verifyTimeoutMs }),
-      });
-    } catch (error) {
-      await settleBack('verification crashed');
-      throw error;
+    return ok({ taskId, stagedHash, nowMs, patch: patch.right });
+  }
+
+  /** Back to IMPLEMENT after a verification that did not run (a revisit), or ABORTED when none is left. */
+  async #settleBack(taskId: TaskId, why: string): Promise<ToolResult> {
+    const db = this.#o.db;
+    const back = await state.transitionTask(db, taskId, 'IMPLEMENT', { expectedFrom: 'VERIFY' });
+    if (back._tag === 'Left' && back.left._tag === 'RevisitBudgetExhausted') {
+      await state.transitionTask(db, taskId, 'ABORTED', { expectedFrom: 'VERIFY' });
+      return fail('refused', `${why}; ${describeStateError(back.left)}, so the task is ABORTED`);
     }
-    if (outcome._tag === 'Left') return settleBack(`verification could not run: ${outcome.left.message}`);
-    const run = outcome.right.run;
-    const recorded = await state.recordVerificationRun(db, {
-      taskId,
-      stagedHash,
-      argv: [...run.argv],
-      sandboxProfile: run.profile,
-      exitCode: run.exitCode ?? -1,
-      durationMs: Math.max(0, Math.round(run.durationMs)),
-      stdoutSha256: run.stdoutSha256 as never,
-      stderrSha256: run.stderrSha256 as never,
-    });
-    if (recorded._tag === 'Left')
-      return settleBack(`the run could not be recorded: ${describeStateError(recorded.left)}`);
-    const tail = (text: string): string => text.slice(-MCP_LIMITS.maxLogTailChars);
-    if (outcome.right._tag === 'Failed') {
-      const d = outcome.right.diagnosis;
-      const back = await state.transitionTask(db, taskId, 'IMPLEMENT', { expectedFrom: 'VERIFY' });
-      let phase = 'IMPLEMENT';
-      if (back._tag === 'Left') {
-        await state.transitionTask(db, taskId, 'ABORTED', { expectedFrom: 'VERIFY' });
-        phase = 'ABORTED';
-      }
-      return ok({
-        task_id: taskId,
-        passed: false,
-        phase,
-        staged_hash: stagedHash,
-        exit_code: run.exitCode,
-        timed_out: run.timedOut,
-        diagnosis: {
-          kind: d.kind,
-          summary: d.summary,
-          remediation: d.remediation,
-          failing_tests: [...d.failingTests],
-          expected: d.expected,
-          received: d.received,
-        },
-        output_tail: tail(`${run.stdoutText}\n${run.stderrText}`),
-        next:
-          phase === 'ABORTED'
-            ? 'the revisit budget is spent; create a new task'
-            : 'stage a corrected diff, then verify',
-      });
+    return fail('refused', why);
+  }
+
+  async #verifyFailed(taskId: TaskId, stagedHash: StagedHash, run: VerifyRun, d: VerifyDiagnosis): Promise<ToolResult> {
+    const db = this.#o.db;
+    const back = await state.transitionTask(db, taskId, 'IMPLEMENT', { expectedFrom: 'VERIFY' });
+    let phase = 'IMPLEMENT';
+    if (back._tag === 'Left') {
+      await state.transitionTask(db, taskId, 'ABORTED', { expectedFrom: 'VERIFY' });
+      phase = 'ABORTED';
     }
-    const verified = outcome.right.verified;
-    const passedGate = await state.transitionTask(db, taskId, 'APPROVAL_GATE', { expectedFrom: 'VERIFY' });
-    if (passedGate._tag === 'Left') return settleBack(`the gate refused: ${describeStateError(passedGate.left)}`);
-    this.#verified.set(taskId, {
-      verified,
-      stagedHash,
-      runId: recorded.right.id,
-      testsRun: run.testCounts?.total ?? null,
+    return ok({
+      task_id: taskId,
+      passed: false,
+      phase,
+      staged_hash: stagedHash,
+      exit_code: run.exitCode,
+      timed_out: run.timedOut,
+      diagnosis: {
+        kind: d.kind,
+        summary: d.summary,
+        remediation: d.remediation,
+        failing_tests: [...d.failingTests],
+        expected: d.expected,
+        received: d.received,
+      },
+      output_tail: `${run.stdoutText}\n${run.stderrText}`.slice(-MCP_LIMITS.maxLogTailChars),
+      next:
+        phase === 'ABORTED' ? 'the revisit budget is spent; create a new task' : 'stage a corrected diff, then verify',
     });
+  }
+
+  async #verifyPassed(
+    taskId: TaskId,
+    stagedHash: StagedHash,
+    run: VerifyRun,
+    verified: VerifiedPatch,
+    runId: bigint,
+  ): Promise<ToolResult> {
+    const passedGate = await state.transitionTask(this.#o.db, taskId, 'APPROVAL_GATE', { expectedFrom: 'VERIFY' });
+    if (passedGate._tag === 'Left')
+      return this.#settleBack(taskId, `the gate refused: ${describeStateError(passedGate.left)}`);
+    this.#verified.set(taskId, { verified, stagedHash, runId, testsRun: run.testCounts?.total ?? null });
     return ok({
       task_id: taskId,
       passed: true,
       phase: 'APPROVAL_GATE',
       staged_hash: stagedHash,
       patch_sha256: verified.patchSha256,
-      verification_run: recorded.right.id.toString(),
+      verification_run: runId.toString(),
       command: [...run.argv],
       tests_run: run.testCounts?.total ?? null,
       risks: verified.risks.filter((r) => r.severity !== 'info').map((r) => `${r.kind}: ${r.detail}`),

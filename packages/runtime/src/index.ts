@@ -4,6 +4,13 @@
  * returned actions through ports, and feeds outcomes back as events.
  */
 export { LedgerRecorder, type Redact } from './ledger-recorder.js';
+export {
+  LedgerBusyError,
+  LedgerOpenFailed,
+  LedgerSpine,
+  type OpenSpineOptions,
+  type SubmittedStep,
+} from './ledger-spine.js';
 export type {
   ApprovalChannel,
   ApprovalContext,
@@ -24,6 +31,13 @@ export type {
 export { projectDirOf, type RunTaskOptions, type RunTaskResult, runTask, SetupError } from './run-task.js';
 export { type RuntimeIds, randomIds, randomToken } from './runtime-ids.js';
 export { loadRuntimeRedactor } from './runtime-redactor.js';
-export { TaskLoop, type TaskOutcome, type TaskOutcomeKind, type TaskPorts, type TaskSpec } from './task-loop.js';
+export {
+  type KernelSteps,
+  TaskLoop,
+  type TaskOutcome,
+  type TaskOutcomeKind,
+  type TaskPorts,
+  type TaskSpec,
+} from './task-loop.js';
 export type { ModelUsage, ToolCallOutcome, ToolCallRequest, ToolExecution, ToolGate } from './tool-gate-types.js';
 export { VerifySession, type VerifySessionOptions } from './verify-session.js';

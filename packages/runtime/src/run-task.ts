@@ -5,17 +5,14 @@
  * and `crustcore demo`.
  */
 import { join } from 'node:path';
-import type { BudgetName, Hash32, RiskProfile, TaskId } from '@crustcore/kernel';
+import type { BudgetName, RiskProfile, TaskId } from '@crustcore/kernel';
 import {
   ArtifactStore,
   describeReceiptKeyError,
-  findLastReceiptHash,
   type InspectReport,
   inspectLog,
   kernelReplay,
-  LedgerWriter,
   openReceiptKey,
-  ReceiptIssuer,
 } from '@crustcore/ledger';
 import { argvHash, mintSandboxExecCap, type SandboxExecCap } from '@crustcore/sandbox';
 import {
@@ -26,7 +23,8 @@ import {
   type Repository,
   recoverJournals,
 } from '@crustcore/verify';
-import { LedgerRecorder, type Redact } from './ledger-recorder.js';
+import type { Redact } from './ledger-recorder.js';
+import { LedgerOpenFailed, LedgerSpine, type OpenSpineOptions } from './ledger-spine.js';
 import type { ApprovalChannel, Narrator } from './ports.js';
 import type { RuntimeIds } from './runtime-ids.js';
 import { loadRuntimeRedactor } from './runtime-redactor.js';
@@ -84,6 +82,17 @@ export class SetupError extends Error {
   override readonly name = 'SetupError';
 }
 
+/** Opens the repository's ledger, turning a damaged or unreplayable log into a SetupError. */
+async function openSpine(options: OpenSpineOptions): Promise<LedgerSpine> {
+  try {
+    return await LedgerSpine.open(options);
+  } catch (error) {
+    // A busy ledger stays a LedgerBusyError: callers tell "try again" from "fix something".
+    if (error instanceof LedgerOpenFailed) throw new SetupError(error.message);
+    throw error;
+  }
+}
+
 export const projectDirOf = (home: string, repo: Repository): string => join(home, 'projects', repo.repoId);
 
 export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
@@ -104,17 +113,16 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
   if (key._tag === 'Left') throw new SetupError(describeReceiptKeyError(key.left));
   const projectDir = projectDirOf(options.home, repo);
   const logPath = join(projectDir, 'events.log');
-  const writer = await LedgerWriter.open({ logPath, mode: 'durable', key: key.right, clockMs });
-  if (writer._tag === 'Left') {
-    throw new SetupError(
-      `cannot open the event log ${logPath}: ${JSON.stringify(writer.left)}. Run "crustcore inspect --dir ${projectDir}".`,
-    );
-  }
-  const artifacts = new ArtifactStore(join(projectDir, 'artifacts'));
-  const lastReceipt = findLastReceiptHash(logPath) as Hash32;
-  const receipts = new ReceiptIssuer(key.right, { prevReceiptHash: lastReceipt });
   const redact = options.redact ?? (await loadRuntimeRedactor(options.home, options.env)).redact;
-  const recorder = new LedgerRecorder(writer.right, artifacts, receipts, clockMs, redact);
+  // One kernel per ledger: opening rebuilds it from the log; every task of this repository steps it.
+  const spine = await openSpine({
+    logPath,
+    artifacts: new ArtifactStore(join(projectDir, 'artifacts')),
+    key: key.right,
+    clockMs,
+    redact,
+  });
+  const recorder = spine.recorder;
 
   const verifyCap = mintSandboxExecCap('verify');
   if (verifyCap._tag === 'Left') throw new SetupError(`sandbox: ${verifyCap.left.message}. Run "crustcore doctor".`);
@@ -181,6 +189,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
         integrator: session,
         narrator: options.narrator,
         ids: options.ids,
+        steps: spine,
       },
     );
     bound = loop.toolGate();
@@ -196,9 +205,10 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     outcome = await loop.run();
     options.signal?.removeEventListener('abort', onAbort);
+    await spine.compact(options.taskId);
   } finally {
     await Promise.all(pendingNotes);
-    await writer.right.close();
+    await spine.close();
   }
   const verified = session?.verified ?? null;
   let inspect: InspectReport | null = null;

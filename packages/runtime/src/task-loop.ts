@@ -58,7 +58,17 @@ export interface TaskPorts {
   readonly integrator: Integrator;
   readonly narrator: Narrator;
   readonly ids: RuntimeIds;
+  /**
+   * The ledger's one kernel (LedgerSpine): records, steps and records the answer,
+   * serialized with every other task of the ledger. Without it the loop steps
+   * `kernel` (or a fresh one) through `recorder` itself: for tests with fake ports.
+   */
+  readonly steps?: KernelSteps;
   readonly kernel?: Kernel;
+}
+
+export interface KernelSteps {
+  submit(pending: PendingEvent): Promise<{ readonly event: KernelEvent; readonly actions: readonly Action[] }>;
 }
 
 export type TaskOutcomeKind =
@@ -229,6 +239,13 @@ export class TaskLoop {
 
   /** Records an event, steps the kernel, records its answer. Serialized. */
   submit(pending: PendingEvent): Promise<readonly Action[]> {
+    const steps = this.#ports.steps;
+    if (steps !== undefined) {
+      return steps.submit(pending).then(({ event, actions }) => {
+        this.#ports.narrator.event(event, actions);
+        return actions;
+      });
+    }
     const next = this.#chain.then(async () => {
       const event: KernelEvent = await this.#ports.recorder.appendEvent(pending);
       const actions = this.#kernel.step(event);

@@ -23,6 +23,8 @@ export const ExitCode = {
    * dependency missing in the sandbox, no network): nothing a worker changes can fix that.
    */
   environment: 7,
+  /** The repository's event log is in use by another process (a run, chat, daemon task or MCP call): try again. */
+  busy: 75,
   /** Cancelled or killed (Ctrl+C, `crustcore cancel`, `kill`). */
   interrupted: 130,
   /** Bug or environment failure; the message says what to do. */

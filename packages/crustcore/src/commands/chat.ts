@@ -28,7 +28,7 @@ import { createInterface, type Interface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { AgentEvent, NativeAgentBackend } from '@crustcore/agent';
 import type { ApprovalChannel } from '@crustcore/runtime';
-import { randomIds, runTask, SetupError } from '@crustcore/runtime';
+import { LedgerBusyError, randomIds, runTask, SetupError } from '@crustcore/runtime';
 import { type Argv, detectVerifyCommand, openRepository, splitArgv } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
 import { requireFullBuild } from '../cli/edition.js';
@@ -355,7 +355,10 @@ export const chatCommand: Command = {
         if (lastEntry !== undefined) state.refAfterEntry.set(lastEntry.id, state.ref);
       } catch (error) {
         // A setup problem (no sandbox, bad --replay) or a crash: say so and keep the REPL.
-        const known = error instanceof SetupError || (error as { _tag?: string })._tag === 'AgentSetupError';
+        const known =
+          error instanceof SetupError ||
+          error instanceof LedgerBusyError ||
+          (error as { _tag?: string })._tag === 'AgentSetupError';
         writeLine(io.stdout, `${s.red(known ? 'error:' : 'internal error:')} ${(error as Error).message}`);
       } finally {
         state.running = null;

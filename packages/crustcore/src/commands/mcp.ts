@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import type { Json } from '@crustcore/kernel';
 import { loadRuntimeRedactor } from '@crustcore/runtime';
 import type { Db } from '@crustcore/state';
-import { type Argv, splitArgv } from '@crustcore/verify';
+import { type Argv, openRepository, splitArgv } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
 import { requireFullBuild } from '../cli/edition.js';
 import { ExitCode } from '../cli/exit-codes.js';
@@ -111,7 +111,10 @@ export const mcpCommand: Command = {
     if (databaseUrl !== undefined && values.ephemeral === true)
       throw new UsageError('give --database-url or --ephemeral, not both');
     const home = crustcoreHome(io.env);
-    const stateDir = mcpStateDir(home, values['state-dir'], io.cwd);
+    const stateDir =
+      values['state-dir'] === undefined
+        ? await projectStateDir(home, roots)
+        : mcpStateDir(home, values['state-dir'], io.cwd);
     const pack = await loadMcpPack();
 
     const opening: Promise<Db> =
@@ -187,6 +190,31 @@ export const mcpCommand: Command = {
   },
 };
 
+/**
+ * The default state directory is per project ($CRUSTCORE_HOME/mcp/projects/<repo-id>, the
+ * id the ledger uses): one embedded database per repository, so a second IDE session on
+ * another repository does not find the first one's database locked.
+ */
+async function projectStateDir(home: string, roots: readonly string[]): Promise<string> {
+  const first = roots[0];
+  const repo = first === undefined ? null : await openRepository(first);
+  // Not a repository (create_task will say so): the shared directory, as before.
+  if (repo === null || repo._tag === 'Left') return join(home, 'mcp');
+  return join(home, 'mcp', 'projects', repo.right.repoId);
+}
+
+/** Sockets of every MCP server under $CRUSTCORE_HOME/mcp: each project's, and the shared legacy directory's. */
+function allProjectSockets(home: string): string[] {
+  const projects = join(home, 'mcp', 'projects');
+  let names: string[] = [];
+  try {
+    names = readdirSync(projects).slice(0, 1_000);
+  } catch {
+    names = [];
+  }
+  return [...names.flatMap((name) => mcpSockets(join(projects, name))), ...mcpSockets(join(home, 'mcp'))];
+}
+
 /** Every MCP server's socket under the state directory. */
 function mcpSockets(stateDir: string): string[] {
   const dir = mcpSocketDir(stateDir);
@@ -260,8 +288,14 @@ export const mcpTokenCommand: Command = {
     });
     const [taskId, ...extra] = positionals;
     if (taskId === undefined || extra.length > 0) throw new UsageError('mcp-token takes one task id');
-    const stateDir = mcpStateDir(crustcoreHome(io.env), values['state-dir'], io.cwd);
-    const sockets = values.socket === undefined ? mcpSockets(stateDir) : [values.socket];
+    const home = crustcoreHome(io.env);
+    const stateDir = mcpStateDir(home, values['state-dir'], io.cwd);
+    const sockets =
+      values.socket !== undefined
+        ? [values.socket]
+        : values['state-dir'] !== undefined
+          ? mcpSockets(stateDir)
+          : allProjectSockets(home);
     const json = values.json === true;
     const fail = (code: string, message: string, exit: ExitCode): ExitCode => {
       if (json) writeLine(io.stdout, JSON.stringify({ ok: false, error: { code, message } }));

@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RiskProfile } from '@crustcore/kernel';
 import type { RunTaskResult, TaskOutcomeKind } from '@crustcore/runtime';
-import { randomIds, runTask, SetupError } from '@crustcore/runtime';
+import { LedgerBusyError, randomIds, runTask, SetupError } from '@crustcore/runtime';
 import { argvHash, decideSandboxCommand } from '@crustcore/sandbox';
 import {
   type Argv,
@@ -296,6 +296,10 @@ export const runCommand: Command = {
       }
       return exit;
     } catch (error) {
+      if (error instanceof LedgerBusyError) {
+        writeLine(io.stderr, `${io.err.red('busy:')} ${error.message}`);
+        return ExitCode.busy;
+      }
       if (error instanceof SetupError) {
         writeLine(io.stderr, `${io.err.red('error:')} ${error.message}`);
         return ExitCode.internal;

@@ -1,0 +1,199 @@
+/**
+ * One kernel per ledger. A repository has one event log; opening it takes the
+ * ledger lock, rebuilds the kernel by replaying the log (checking every
+ * recorded answer on the way), and from then on every task of that ledger —
+ * `run`, `chat`, the daemon, MCP — steps this one kernel through `submit`.
+ *
+ *   open ─► lock ─► rebuild (replay) ─► [kernel.open frame if new] ─► compact finished tasks
+ *   submit(event) ─► append event ─► kernel.step ─► append kernel.actions      (serialized)
+ *
+ * The kernel config and behaviour flags live in the log's `kernel.open` frame;
+ * a log opened before keeps the config it recorded, whatever today's defaults
+ * are. A second process on the same ledger gets `LedgerBusyError` (exit 75)
+ * instead of a second kernel writing interleaved frames.
+ */
+import {
+  type Action,
+  createKernel,
+  decodeKernelEvent,
+  encodeActions,
+  isKernelEventKind,
+  type Json,
+  type Kernel,
+  type KernelConfig,
+  type KernelEvent,
+  type TaskId,
+  TERMINAL_STATUSES,
+} from '@crustcore/kernel';
+import {
+  type ArtifactStore,
+  decodeKernelOpening,
+  type IntegrityFailure,
+  kernelOpening,
+  LedgerWriter,
+  OPEN_KIND,
+  ReceiptIssuer,
+  type ReceiptKey,
+  type ReplayKernel,
+  rebuildKernel,
+} from '@crustcore/ledger';
+import { LedgerRecorder, type Redact } from './ledger-recorder.js';
+import type { PendingEvent } from './ports.js';
+
+const describeIntegrity = (f: IntegrityFailure): string => `${f.reason} at seq ${f.seq}: ${f.detail}`;
+
+/** Another process holds this ledger: try again when it is done. */
+export class LedgerBusyError extends Error {
+  override readonly name = 'LedgerBusyError';
+  readonly pid: number | undefined;
+  constructor(logPath: string, pid: number | undefined) {
+    super(
+      `the event log ${logPath} is in use by ${pid === undefined ? 'another process' : `process ${pid}`} ` +
+        '(a run, chat, daemon or MCP call on this repository). Wait for it to finish, then try again.',
+    );
+    this.pid = pid;
+  }
+}
+
+/** The log cannot be opened (damaged, or it does not replay); the message says what to run. */
+export class LedgerOpenFailed extends Error {
+  override readonly name = 'LedgerOpenFailed';
+}
+
+export interface OpenSpineOptions {
+  readonly logPath: string;
+  readonly artifacts: ArtifactStore;
+  readonly key: ReceiptKey;
+  readonly clockMs: () => number;
+  readonly redact?: Redact;
+  /** Used only when the log has no kernel yet; an opened log keeps the config it recorded. */
+  readonly kernelConfig?: Partial<KernelConfig>;
+}
+
+export interface SubmittedStep {
+  readonly event: KernelEvent;
+  readonly actions: readonly Action[];
+}
+
+/** Replays with the real kernel and remembers the instance the replayer ends with. */
+function trackingKernel(config: Partial<KernelConfig>): { replay: ReplayKernel<KernelEvent>; last: () => Kernel } {
+  let last = createKernel(config);
+  const replay: ReplayKernel<KernelEvent> = {
+    isKernelEventKind,
+    decode: decodeKernelEvent,
+    createKernel: () => {
+      last = createKernel(config);
+      return last;
+    },
+    encodeActions: (actions) => encodeActions(actions as readonly Action[]),
+    open: (payload) => {
+      const opening = decodeKernelOpening(payload);
+      if (opening._tag === 'Left') return opening;
+      last = createKernel(opening.right.config);
+      return { _tag: 'Right', right: last };
+    },
+    legacyFreshKernelOn: 'TaskCreated',
+  };
+  // The first instance is the replayer's initial one, created in its constructor.
+  return { replay, last: () => last };
+}
+
+export class LedgerSpine {
+  readonly recorder: LedgerRecorder;
+  readonly logPath: string;
+  readonly #writer: LedgerWriter;
+  readonly #kernel: Kernel;
+  #chain: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  private constructor(logPath: string, writer: LedgerWriter, kernel: Kernel, recorder: LedgerRecorder) {
+    this.logPath = logPath;
+    this.#writer = writer;
+    this.#kernel = kernel;
+    this.recorder = recorder;
+  }
+
+  /** Opens the ledger: lock, rebuild, open a kernel if the log has none, compact finished tasks. */
+  static async open(options: OpenSpineOptions): Promise<LedgerSpine> {
+    const { logPath, clockMs } = options;
+    const writer = await LedgerWriter.open({ logPath, mode: 'durable', key: options.key, clockMs });
+    if (writer._tag === 'Left') {
+      if (writer.left._tag === 'LedgerLocked') throw new LedgerBusyError(logPath, writer.left.pid);
+      throw new LedgerOpenFailed(
+        `cannot open the event log ${logPath}: ${JSON.stringify(writer.left)}. Run "crustcore inspect --dir <its directory>".`,
+      );
+    }
+    try {
+      return await LedgerSpine.#rebuild(options, writer.right);
+    } catch (error) {
+      await writer.right.close();
+      throw error;
+    }
+  }
+
+  static async #rebuild(options: OpenSpineOptions, writer: LedgerWriter): Promise<LedgerSpine> {
+    const config = options.kernelConfig ?? {};
+    const tracking = trackingKernel(config);
+    const rebuilt = rebuildKernel(options.logPath, tracking.replay);
+    if (rebuilt.failure !== undefined) {
+      throw new LedgerOpenFailed(
+        `the event log ${options.logPath} does not replay (${describeIntegrity(rebuilt.failure)}); nothing was run. ` +
+          'Run "crustcore inspect --dir <its directory> --replay" for the details.',
+      );
+    }
+    const receipts = new ReceiptIssuer(options.key, { prevReceiptHash: rebuilt.lastReceiptHash as never });
+    const recorder = new LedgerRecorder(writer, options.artifacts, receipts, options.clockMs, options.redact);
+    let kernel = tracking.last();
+    if (!rebuilt.opened) {
+      // From this frame on, replay steps one kernel with this config (see OPEN_KIND).
+      const opening = kernelOpening(config);
+      const ack = await writer.append({
+        kind: OPEN_KIND,
+        actor: 'runtime',
+        visibility: 'internal',
+        timestampMs: options.clockMs(),
+        payload: JSON.parse(JSON.stringify(opening)) as Json,
+      });
+      if (ack._tag === 'Left') throw new LedgerOpenFailed(`cannot write to ${options.logPath}: ${ack.left._tag}`);
+      kernel = createKernel(opening.config);
+    }
+    const spine = new LedgerSpine(options.logPath, writer, kernel, recorder);
+    for (const taskId of rebuilt.taskIds) await spine.compact(taskId as TaskId);
+    return spine;
+  }
+
+  /** Read-only view of the shared kernel, for status lines. */
+  get kernel(): Pick<Kernel, 'taskStatus' | 'taskUsage' | 'stateHash'> {
+    return this.#kernel;
+  }
+
+  /**
+   * Records an event, steps the one kernel, records its answer. Serialized
+   * across every task of this ledger: no other kernel event can come between
+   * an event and its actions.
+   */
+  submit(pending: PendingEvent): Promise<SubmittedStep> {
+    const next = this.#chain.then(async () => {
+      if (this.#closed) throw new Error('the ledger is closed');
+      const event = await this.recorder.appendEvent(pending);
+      const actions = this.#kernel.step(event);
+      await this.recorder.appendActions(event.seq, actions, this.#kernel.stateHash());
+      return { event, actions };
+    });
+    this.#chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Drops a finished task from the kernel state; a task still running is left alone. */
+  async compact(taskId: TaskId): Promise<void> {
+    const status = this.#kernel.taskStatus(taskId);
+    if (status === undefined || !TERMINAL_STATUSES.has(status)) return;
+    await this.submit({ kind: 'TaskCompacted', taskId });
+  }
+
+  async close(): Promise<void> {
+    await this.#chain;
+    this.#closed = true;
+    await this.#writer.close();
+  }
+}
