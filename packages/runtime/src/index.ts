@@ -20,9 +20,17 @@ export type {
   VerifyOutcome,
   Workspace,
 } from './ports.js';
-export { projectDirOf, type RunTaskOptions, type RunTaskResult, runTask, SetupError } from './run-task.js';
+export {
+  projectDirOf,
+  type RunTaskOptions,
+  type RunTaskResult,
+  runTask,
+  SetupError,
+  TaskKillRequest,
+} from './run-task.js';
 export { type RuntimeIds, randomIds, randomToken } from './runtime-ids.js';
 export { loadRuntimeRedactor } from './runtime-redactor.js';
 export { TaskLoop, type TaskOutcome, type TaskOutcomeKind, type TaskPorts, type TaskSpec } from './task-loop.js';
+export { hasHiddenCharacters, sanitizeForTerminal } from './terminal-text.js';
 export type { ModelUsage, ToolCallOutcome, ToolCallRequest, ToolExecution, ToolGate } from './tool-gate-types.js';
 export { VerifySession, type VerifySessionOptions } from './verify-session.js';

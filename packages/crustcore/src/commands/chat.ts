@@ -28,7 +28,7 @@ import { createInterface, type Interface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { AgentEvent, NativeAgentBackend } from '@crustcore/agent';
 import type { ApprovalChannel } from '@crustcore/runtime';
-import { randomIds, runTask, SetupError } from '@crustcore/runtime';
+import { randomIds, runTask, SetupError, sanitizeForTerminal } from '@crustcore/runtime';
 import { type Argv, detectVerifyCommand, openRepository, splitArgv } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
 import { requireFullBuild } from '../cli/edition.js';
@@ -37,7 +37,6 @@ import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
 import { renderApprovalPrompt } from '../render/approval-channel.js';
 import { humanNarrator } from '../render/narrator.js';
-import { sanitizeForTerminal } from '../render/terminal-text.js';
 
 const USAGE =
   'crustcore chat [--dir DIR] [--verify ARGV] [--model PROVIDER/MODEL] [--models-config FILE] [--replay FILE] [--resume [ID|latest]] [--approve ask|auto|deny] [--thinking LEVEL] [--apply]';

@@ -13,9 +13,9 @@
 import { parseArgs } from 'node:util';
 import type { Json } from '@crustcore/kernel';
 import { type Command, UsageError } from '../cli/command.js';
+import { askDaemon, asList, asRecord, CLIENT_OPTIONS, CLIENT_USAGE, socketOf, text } from '../cli/daemon-client.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
-import { askDaemon, asList, asRecord, CLIENT_OPTIONS, CLIENT_USAGE, socketOf, text } from '../daemon/admin-cli.js';
 
 function idArgument(positionals: readonly string[], name: string): string {
   const [id, ...extra] = positionals;

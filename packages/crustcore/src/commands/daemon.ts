@@ -12,21 +12,43 @@
  * (one daemon per directory). Control it through its admin socket:
  * `crustcore status | tasks | pause | resume | cancel | kill | approve | deny`.
  */
+
 import { mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import {
+  AdminSocketError,
+  ApprovalDesk,
+  adminSocketPath,
+  type BackendLoader,
+  daemonAdminHandler,
+  daemonStateDir,
+  defaultOwnerName,
+  openState,
+  runTaskJob,
+  StateOpenError,
+  Supervisor,
+  type SupervisorLog,
+  startAdminServer,
+  syncLedgerMirror,
+} from '@crustcore/daemon';
 import { loadRuntimeRedactor } from '@crustcore/runtime';
 import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
-import { AdminSocketError, startAdminServer } from '../daemon/admin-server.js';
-import { ApprovalDesk } from '../daemon/approval-desk.js';
-import { daemonAdminHandler } from '../daemon/daemon-handler.js';
-import { syncLedgerMirror } from '../daemon/ledger-mirror-sync.js';
-import { adminSocketPath, daemonStateDir } from '../daemon/paths.js';
-import { runTaskJob } from '../daemon/run-job.js';
-import { openState, StateOpenError } from '../daemon/state-access.js';
-import { defaultOwnerName, Supervisor, type SupervisorLog } from '../daemon/supervisor.js';
+import { loadPackBackend } from './pack-backends.js';
+
+/** The daemon builds pack backends as `crustcore run --backend` does. */
+const loadDaemonBackend: BackendLoader = (request) =>
+  loadPackBackend(request.name, {
+    workerCap: request.runtime.workerCap,
+    toolGate: request.runtime.toolGate,
+    note: request.runtime.note,
+    env: request.env,
+    goal: request.goal,
+    home: request.home,
+    options: request.model === undefined ? {} : { model: request.model },
+  });
 
 const USAGE =
   'crustcore daemon [--database-url URL] [--state-dir DIR] [--workers N] [--owner NAME] [--lease-ms N] [--poll-ms N] [--approval-timeout SECONDS] [--json]';
@@ -132,6 +154,8 @@ export const daemonCommand: Command = {
           home,
           env: io.env,
           owner,
+          loadBackend: loadDaemonBackend,
+          isSetupError: (error) => error instanceof UsageError,
           // The ledger stays the audit truth; its mirror lets any daemon or host query it, and
           // `crustcore inspect --database-url` checks the two agree. A failed mirror never fails the task.
           afterRun: async (logPath) => {
