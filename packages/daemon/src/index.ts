@@ -38,6 +38,7 @@ export {
 } from './approval-desk.js';
 export { type DaemonHandlerOptions, daemonAdminHandler } from './daemon-handler.js';
 export { describeDecodeErrors } from './decode-errors.js';
+export { type DaemonHost, type DaemonHostOptions, openDaemonHost } from './host.js';
 export { KeyedQueue } from './keyed-queue.js';
 export { ledgerIdFor, ledgerSummaries, type MirrorSync, syncLedgerMirror } from './ledger-mirror-sync.js';
 export { adminSocketPath, daemonStateDir, mcpSocketDir, mcpStateDir, pgliteDataDir } from './paths.js';
