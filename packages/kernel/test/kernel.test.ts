@@ -222,7 +222,7 @@ describe('the transition catalog', () => {
       ],
       [...HAPPY_PATH.slice(0, 3), { i: 'kill', t: 0 }],
     ];
-    const probes: Intent[] = [
+    const probes: Exclude<Intent, { i: 'wait' }>[] = [
       { i: 'ready', t: 0 },
       { i: 'planned', t: 0 },
       { i: 'propose', t: 0, p: 1, risky: false },
