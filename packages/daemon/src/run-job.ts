@@ -10,7 +10,7 @@
  * never collide with a dead attempt's leftovers.
  */
 import { type JobId, makeId, type TaskId } from '@crustcore/kernel';
-import type { Narrator, RunTaskOptions, TaskOutcomeKind } from '@crustcore/runtime';
+import type { Narrator, RunTaskOptions, RunTaskResult, TaskOutcomeKind } from '@crustcore/runtime';
 import { randomIds, runTask, SetupError } from '@crustcore/runtime';
 import { type Argv, type CodingBackend, detectVerifyCommand, ExternalCommandBackend } from '@crustcore/verify';
 import type { JobRunResult, RunningJob } from './supervisor.js';
@@ -67,6 +67,54 @@ export function stoppableBackend(backend: CodingBackend, stop: AbortSignal): Cod
   };
 }
 
+/** Who writes the patch: the job's worker command, or the pack backend it names (built by the host). */
+function jobBackend(job: RunningJob, context: TaskJobContext, signal: AbortSignal): RunTaskOptions['makeBackend'] {
+  const { payload } = job;
+  return async (runtime) => {
+    if (payload.worker !== null)
+      return stoppableBackend(new ExternalCommandBackend(runtime.workerCap(), { argv: payload.worker }), signal);
+    // The codec guarantees a backend when there is no worker command.
+    const backend = await context.loadBackend({
+      name: payload.backend ?? 'native',
+      goal: payload.goal,
+      model: payload.model,
+      env: context.env,
+      home: context.home,
+      runtime,
+    });
+    return stoppableBackend(backend, signal);
+  };
+}
+
+/** How the run ended, as the job row records it. */
+function settled(
+  job: RunningJob,
+  context: TaskJobContext,
+  taskId: TaskId,
+  run: RunTaskResult,
+  signal: AbortSignal,
+): JobRunResult {
+  const outcome = run.outcome;
+  const result: TaskJobResult = {
+    taskId,
+    outcome: outcome.kind,
+    reason: outcome.reason.slice(0, 2_000),
+    attempts: outcome.attempts,
+    patchHash: outcome.patchHash,
+    applied: outcome.journalId,
+    owner: context.owner,
+    stateDir: run.projectDir,
+  };
+  if (outcome.kind === 'completed') return { kind: 'succeeded', result };
+  const timedOut = !job.signal.aborted && signal.aborted;
+  return {
+    kind: 'failed',
+    result,
+    error: `${outcome.kind}: ${timedOut ? `timed out after ${job.payload.timeoutSeconds} s` : result.reason}`,
+    retryable: RETRYABLE.has(outcome.kind),
+  };
+}
+
 export async function runTaskJob(job: RunningJob, context: TaskJobContext): Promise<JobRunResult> {
   const { payload, lease } = job;
   const taskId = runtimeTaskId(lease.taskId, lease.attempt);
@@ -93,20 +141,7 @@ export async function runTaskJob(job: RunningJob, context: TaskJobContext): Prom
       env: context.env,
       verifyArgv,
       verifyArgvFromUser: payload.verify !== null && payload.verifyFromUser,
-      makeBackend: async (runtime) => {
-        if (payload.worker !== null)
-          return stoppableBackend(new ExternalCommandBackend(runtime.workerCap(), { argv: payload.worker }), signal);
-        // The codec guarantees a backend when there is no worker command.
-        const backend = await context.loadBackend({
-          name: payload.backend ?? 'native',
-          goal: payload.goal,
-          model: payload.model,
-          env: context.env,
-          home: context.home,
-          runtime,
-        });
-        return stoppableBackend(backend, signal);
-      },
+      makeBackend: jobBackend(job, context, signal),
       approvals: job.approvals,
       approvalMode: payload.approve,
       // The approval desk is the person who can be asked.
@@ -118,25 +153,7 @@ export async function runTaskJob(job: RunningJob, context: TaskJobContext): Prom
       signal,
     });
     await context.afterRun?.(run.logPath);
-    const outcome = run.outcome;
-    const result: TaskJobResult = {
-      taskId,
-      outcome: outcome.kind,
-      reason: outcome.reason.slice(0, 2_000),
-      attempts: outcome.attempts,
-      patchHash: outcome.patchHash,
-      applied: outcome.journalId,
-      owner: context.owner,
-      stateDir: run.projectDir,
-    };
-    if (outcome.kind === 'completed') return { kind: 'succeeded', result };
-    const timedOut = !job.signal.aborted && signal.aborted;
-    return {
-      kind: 'failed',
-      result,
-      error: `${outcome.kind}: ${timedOut ? `timed out after ${payload.timeoutSeconds} s` : result.reason}`,
-      retryable: RETRYABLE.has(outcome.kind),
-    };
+    return settled(job, context, taskId, run, signal);
   } catch (error) {
     // A setup problem (sandbox, missing CLI or API key) fails the same way on every retry.
     if (error instanceof SetupError || context.isSetupError?.(error) === true)
