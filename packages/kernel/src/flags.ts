@@ -18,3 +18,8 @@ export type KernelFlag = (typeof KERNEL_FLAGS)[keyof typeof KERNEL_FLAGS];
 
 /** What a new run should use; a log must record the flags it was written with. */
 export const LATEST_KERNEL_FLAGS: readonly KernelFlag[] = [1, 2, 3];
+
+const KNOWN: ReadonlySet<number> = new Set(Object.values(KERNEL_FLAGS));
+
+/** True for a flag this kernel knows. A log written with a later flag must not replay here as if it were off. */
+export const isKernelFlag = (value: unknown): value is KernelFlag => typeof value === 'number' && KNOWN.has(value);

@@ -39,7 +39,7 @@ export {
   type KernelEventOf,
   type TaskEvent,
 } from './events.js';
-export { KERNEL_FLAGS, type KernelFlag, LATEST_KERNEL_FLAGS } from './flags.js';
+export { isKernelFlag, KERNEL_FLAGS, type KernelFlag, LATEST_KERNEL_FLAGS } from './flags.js';
 export { canonicalJson, hashJson, type Json, sha256Hex } from './hash.js';
 export {
   type ApprovalId,

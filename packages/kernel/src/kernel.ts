@@ -31,7 +31,7 @@ import {
   resolveLimits,
 } from './budget.js';
 import type { KernelEvent, KernelEventOf } from './events.js';
-import { KERNEL_FLAGS, type KernelFlag } from './flags.js';
+import { isKernelFlag, KERNEL_FLAGS, type KernelFlag } from './flags.js';
 import { hashJson, type Json } from './hash.js';
 import type { ApprovalId, Hash32, TaskId, ToolCallId } from './ids.js';
 import { describeOperation, type Operation, operationHash } from './operation.js';
@@ -128,6 +128,9 @@ class KernelImpl implements Kernel {
   #lastAt = 0;
 
   constructor(config: KernelConfig) {
+    // An unknown flag means a newer kernel wrote the log: running it with that behaviour off would replay wrong.
+    for (const flag of config.flags)
+      assert(isKernelFlag(flag), `kernel flag ${String(flag)} is unknown to this kernel`);
     this.#config = config;
     this.#flags = new Set(config.flags);
   }

@@ -8,6 +8,7 @@ import {
   type Action,
   assert,
   createKernel,
+  isKernelFlag,
   KERNEL_FLAGS,
   type KernelFlag,
   KernelInvariantError,
@@ -161,6 +162,23 @@ describe('flag 3: approvals are bounded', () => {
     const two = makeId('TaskId', 'two');
     expect(actionsOf(d).filter((a) => a.kind === 'RequestApproval' && a.taskId === two)).toHaveLength(2);
     expect(actionsOf(d).filter((a) => a.kind === 'Rejected')).toEqual([]);
+  });
+});
+
+describe('the flag list', () => {
+  it('every flag is numbered once, and the latest list has them all', () => {
+    const numbers = Object.values(KERNEL_FLAGS);
+    expect(new Set(numbers).size).toBe(numbers.length);
+    expect([...LATEST_KERNEL_FLAGS].sort()).toEqual([...numbers].sort());
+    for (const n of numbers) expect(isKernelFlag(n)).toBe(true);
+    expect(isKernelFlag(0)).toBe(false);
+    expect(isKernelFlag('1')).toBe(false);
+  });
+
+  it('a flag from a newer kernel is refused loudly, never silently treated as off', () => {
+    expect(() => createKernel({ flags: [99 as KernelFlag] })).toThrow(KernelInvariantError);
+    expect(() => createKernel({ flags: [99 as KernelFlag] })).toThrow(/kernel flag 99 is unknown/);
+    expect(() => createKernel({ flags: LATEST_KERNEL_FLAGS })).not.toThrow();
   });
 });
 
