@@ -21,12 +21,12 @@ module.exports = {
     },
     {
       name: 'kernel-allowed-deps',
-      comment: 'The kernel may depend on @noble/hashes, fp-ts and io-ts only.',
+      comment: 'The kernel may depend on fp-ts and io-ts only (it carries its own SHA-256).',
       severity: 'error',
       from: { path: '^packages/kernel/src' },
       to: {
         dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
-        pathNot: 'node_modules/(@noble/hashes|fp-ts|io-ts)/',
+        pathNot: 'node_modules/(fp-ts|io-ts)/',
       },
     },
     {
@@ -66,6 +66,22 @@ module.exports = {
       to: {
         path: '^packages/(net|workers|state|mcp|crustcore|daemon)/',
       },
+    },
+    {
+      name: 'only-the-cli-hosts-the-daemon',
+      comment:
+        'The daemon is a surface on top of the runtime: only the CLI (which parses arguments and renders replies) imports it.',
+      severity: 'error',
+      from: { path: '^packages/(?!crustcore/|daemon/)' },
+      to: { path: '^packages/daemon/' },
+    },
+    {
+      name: 'daemon-uses-no-pack-code',
+      comment:
+        'The daemon drives tasks through the runtime and the state plane; pack backends (agent, workers, mcp) reach it only as a loader the CLI passes in.',
+      severity: 'error',
+      from: { path: '^packages/daemon/src' },
+      to: { path: '^packages/(net|agent|workers|mcp|crustcore|secrets|sandbox|confine)/' },
     },
     {
       name: 'packs-never-import-the-cli',

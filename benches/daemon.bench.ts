@@ -16,15 +16,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  ApprovalDesk,
+  adminOk,
+  callAdmin,
+  Supervisor,
+  startAdminServer,
+  TASK_JOB_KIND,
+  taskJobPayloadJson,
+} from '@crustcore/daemon';
 import { makeId } from '@crustcore/kernel';
 import * as state from '@crustcore/state';
 import { startThrowawayCluster } from '@crustcore/state/testing';
-import { callAdmin } from '../packages/crustcore/src/daemon/admin-client.js';
-import { adminOk } from '../packages/crustcore/src/daemon/admin-protocol.js';
-import { startAdminServer } from '../packages/crustcore/src/daemon/admin-server.js';
-import { ApprovalDesk } from '../packages/crustcore/src/daemon/approval-desk.js';
-import { Supervisor } from '../packages/crustcore/src/daemon/supervisor.js';
-import { TASK_JOB_KIND, taskJobPayloadJson } from '../packages/crustcore/src/daemon/task-job.js';
 import { ratio, report, runCases } from './harness.js';
 
 const JOBS = 200;

@@ -88,7 +88,7 @@ async function writeLedger(key: ReceiptKey): Promise<number> {
     let last: readonly Action[] = [];
     for (const body of taskEvents(n, () => last)) {
       const event = { ...body, seq: writer.nextSeq, at: at++ } as KernelEvent;
-      const taskId = event.kind === 'Tick' ? undefined : event.taskId;
+      const taskId = event.taskId;
       const meta = {
         actor: 'runtime' as const,
         visibility: 'internal' as const,

@@ -6,8 +6,9 @@
  * task written by the real Codex CLI against a scripted model on 127.0.0.1.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { decodePayload, nodeSha256, scanFile } from '@crustcore/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ScriptedModel, startScriptedModel } from '../packages/workers/test/scripted-model.js';
 import { requireCli, TEST_API_KEY } from '../packages/workers/test/worker-harness.js';
@@ -230,5 +231,37 @@ describe('crustcore daemon on PGlite, through its admin socket', () => {
       status: 'Killed',
     });
     expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toBe(NODE_REPO['src/math.js']);
+    // The kill reached the kernel as an event, recorded in the task's ledger: TaskKilled, answered
+    // with a hard StopTask and TaskFinished killed (a cancel would be TaskCancelled, a soft stop).
+    const story = ledgerOf(job.taskId);
+    expect(story.kinds).toContain('TaskKilled');
+    expect(story.kinds).not.toContain('TaskCancelled');
+    expect(story.actions).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'StopTask', hard: true }),
+        expect.objectContaining({ kind: 'TaskFinished', outcome: 'killed' }),
+      ]),
+    );
   }, 180_000);
 });
+
+/** Frame kinds and kernel actions of one task, from the project ledgers under the daemon's home. */
+function ledgerOf(taskId: string): { kinds: string[]; actions: Record<string, unknown>[] } {
+  const kinds: string[] = [];
+  const actions: Record<string, unknown>[] = [];
+  const projects = join(home, 'projects');
+  for (const project of existsSync(projects) ? readdirSync(projects) : []) {
+    const log = join(projects, project, 'events.log');
+    if (!existsSync(log)) continue;
+    scanFile(log, 0, nodeSha256, (frame) => {
+      if (frame.taskId !== taskId) return true;
+      kinds.push(frame.kind);
+      const payload = decodePayload(frame);
+      if (frame.kind === 'kernel.actions' && payload._tag === 'Right') {
+        actions.push(...((payload.right as { actions: Record<string, unknown>[] }).actions ?? []));
+      }
+      return true;
+    });
+  }
+  return { kinds, actions };
+}

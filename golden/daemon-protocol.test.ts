@@ -4,25 +4,26 @@
  * becomes a pending approval; timeout, wrong operation and a lost lease all
  * deny), the per-repository queue and the task payload codec.
  */
+
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  ADMIN_LIMITS,
+  ApprovalDesk,
+  adminOk,
+  callAdmin,
+  decodeAdminRequest,
+  decodeTaskJobPayload,
+  encodeAdminReply,
+  KeyedQueue,
+  type RunningJob,
+  runtimeTaskId,
+  startAdminServer,
+} from '@crustcore/daemon';
 import type { ApprovalId, Hash32, TaskId } from '@crustcore/kernel';
 import type { ApprovalContext, ApprovalRequest } from '@crustcore/runtime';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { callAdmin } from '../packages/crustcore/src/daemon/admin-client.js';
-import {
-  ADMIN_LIMITS,
-  adminOk,
-  decodeAdminRequest,
-  encodeAdminReply,
-} from '../packages/crustcore/src/daemon/admin-protocol.js';
-import { startAdminServer } from '../packages/crustcore/src/daemon/admin-server.js';
-import { ApprovalDesk } from '../packages/crustcore/src/daemon/approval-desk.js';
-import { KeyedQueue } from '../packages/crustcore/src/daemon/keyed-queue.js';
-import { runtimeTaskId } from '../packages/crustcore/src/daemon/run-job.js';
-import type { RunningJob } from '../packages/crustcore/src/daemon/supervisor.js';
-import { decodeTaskJobPayload } from '../packages/crustcore/src/daemon/task-job.js';
 import { rawAdmin, sleep, tempDir } from './daemon-harness.js';
 
 const request = (overrides: Partial<ApprovalRequest> = {}): ApprovalRequest =>

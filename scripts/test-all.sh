@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: set up and run every test and check, then print one line:
 #   tests: N passed, N failed[, N skipped]
-# Each repository-wide check (type-check, lint, dependency rules, size budget)
+# Each repository-wide check (type-check, lint, dependency rules, size budget, tidy)
 # counts as one test next to the vitest tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +23,7 @@ check "type-check (tsc)" npx tsc -p tsconfig.json --noEmit
 check "lint (biome)" npx biome check .
 check "dependency rules (dependency-cruiser)" npx depcruise --config .dependency-cruiser.cjs packages
 check "size budget (size-limit)" npx size-limit
+check "tidy (xtask tidy)" npm run --silent xtask -- tidy
 
 summary=$(mktemp)
 printf '\n── vitest\n'

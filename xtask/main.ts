@@ -1,10 +1,13 @@
 /**
  * Repository tasks that are code, not shell: `npm run xtask -- <task>`.
  *   size   what takes the bytes in crustcore-nano and the kernel (esbuild metafile)
+ *   tidy   house rules: functions ≤ 70 lines (with a shrinking ratchet), no `export *`,
+ *          docs' size claims equal to the size gates (`tidy --print-long` lists long functions)
  */
 import { size } from './size.js';
+import { tidy } from './tidy.js';
 
-const tasks: Record<string, (args: string[]) => Promise<number>> = { size };
+const tasks: Record<string, (args: string[]) => Promise<number>> = { size, tidy };
 
 const [name, ...args] = process.argv.slice(2);
 const task = name === undefined ? undefined : tasks[name];

@@ -1,11 +1,11 @@
 import { PassThrough } from 'node:stream';
 import { makeId, sha256Hex } from '@crustcore/kernel';
 import type { ApprovalRequest } from '@crustcore/runtime';
+import { hasHiddenCharacters, sanitizeForTerminal } from '@crustcore/runtime';
 import { describe, expect, it } from 'vitest';
 import type { Io } from '../src/cli/output.js';
 import { main } from '../src/main.js';
 import { approvalChannel, renderApprovalPrompt } from '../src/render/approval-channel.js';
-import { hasHiddenCharacters, sanitizeForTerminal } from '../src/render/terminal-text.js';
 
 const plain = {
   bold: (s: string) => s,

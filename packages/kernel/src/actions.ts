@@ -8,7 +8,7 @@
 import type { Approved } from './approval.js';
 import type { BudgetName } from './budget.js';
 import { canonicalJson, type Json } from './hash.js';
-import type { ApprovalId, EventSeq, Hash32, JobId, TaskId, ToolCallId } from './ids.js';
+import type { ApprovalId, EventSeq, Hash32, TaskId, ToolCallId } from './ids.js';
 import type { Operation } from './operation.js';
 import type { Phase, TaskStatus } from './task-status.js';
 
@@ -17,6 +17,17 @@ export interface Diagnosis {
   readonly summary: string;
   readonly failingTests: readonly string[];
 }
+
+/** Why a task finished: one value per path to Completed, Failed or Killed. */
+export type FinishCause =
+  | 'applied'
+  | 'task-failed'
+  | 'integration-failed'
+  | 'revisits-spent'
+  | 'approval-denied'
+  | 'budget-exhausted'
+  | 'cancelled'
+  | 'killed';
 
 export type RejectReason =
   | 'unknown-task'
@@ -32,9 +43,6 @@ export type RejectReason =
   | 'approval-mismatch'
   | 'approval-needs-human'
   | 'patch-mismatch'
-  | 'unknown-job'
-  | 'stale-fencing-token'
-  | 'job-not-leased'
   | 'capacity-exceeded'
   | 'invalid-event';
 
@@ -86,7 +94,6 @@ export type Action =
       readonly treeHash: Hash32;
       readonly approved: Approved;
     }
-  | { readonly kind: 'ApprovalExpired'; readonly taskId: TaskId; readonly approvalId: ApprovalId }
   | {
       readonly kind: 'BudgetExhausted';
       readonly taskId: TaskId;
@@ -95,7 +102,6 @@ export type Action =
       readonly limit: number;
     }
   | { readonly kind: 'PauseTask'; readonly taskId: TaskId; readonly reason: string }
-  | { readonly kind: 'ResumeTask'; readonly taskId: TaskId; readonly status: TaskStatus }
   | { readonly kind: 'StopTask'; readonly taskId: TaskId; readonly hard: boolean; readonly reason: string }
   | {
       readonly kind: 'TaskFinished';
@@ -103,6 +109,8 @@ export type Action =
       readonly outcome: 'completed' | 'failed' | 'killed';
       readonly reason: string;
       readonly patchHash: Hash32 | null;
+      /** Why, as a value (kernel flag 2; absent in logs written before it). */
+      readonly cause?: FinishCause;
     }
   | {
       readonly kind: 'StatusChanged';
@@ -111,19 +119,8 @@ export type Action =
       readonly to: TaskStatus;
       readonly phase: Phase;
     }
-  | { readonly kind: 'QueueUserMessage'; readonly taskId: TaskId; readonly textHash: Hash32 }
-  | { readonly kind: 'SteerTask'; readonly taskId: TaskId; readonly textHash: Hash32 }
   | { readonly kind: 'SpawnSubagent'; readonly taskId: TaskId; readonly subagentId: string; readonly role: string }
   | { readonly kind: 'DenySubagent'; readonly taskId: TaskId; readonly subagentId: string; readonly reason: string }
-  | { readonly kind: 'RunJob'; readonly taskId: TaskId; readonly jobId: JobId; readonly fencingToken: number }
-  | {
-      readonly kind: 'RequeueJob';
-      readonly taskId: TaskId;
-      readonly jobId: JobId;
-      readonly attempt: number;
-      readonly delayMs: number;
-    }
-  | { readonly kind: 'AbandonJob'; readonly taskId: TaskId; readonly jobId: JobId; readonly reason: string }
   | {
       readonly kind: 'Rejected';
       readonly reason: RejectReason;
@@ -148,6 +145,5 @@ export const TOOL_ACTION_KINDS: ReadonlySet<ActionKind> = new Set([
   'PlanTask',
   'PrepareWorkspace',
   'SpawnSubagent',
-  'RunJob',
   'DeliverToolResult',
 ]);

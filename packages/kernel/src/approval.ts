@@ -13,7 +13,9 @@ import { err, ok, type Result } from './result.js';
 
 const MINT: unique symbol = Symbol('crustcore.approved.mint');
 
-export type ApprovedBy = 'human' | 'policy-auto';
+import type { ApprovedBy } from './schema.js';
+
+export type { ApprovedBy } from './schema.js';
 
 export interface ApprovalRecordJson {
   readonly approvalId: ApprovalId;

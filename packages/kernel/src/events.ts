@@ -7,31 +7,27 @@
  */
 import * as t from 'io-ts';
 import { BUDGET_NAMES } from './budget.js';
-import {
-  ApprovalIdC,
-  boundedString,
-  EventSeqC,
-  Hash32C,
-  JobIdC,
-  NonNegativeInt,
-  TaskIdC,
-  ToolCallIdC,
-} from './codecs.js';
+import { ApprovalIdC, boundedString, EventSeqC, Hash32C, NonNegativeInt, TaskIdC, ToolCallIdC } from './codecs.js';
 import { err, ok, type Result } from './result.js';
+import {
+  ActorC,
+  ApprovalModeC,
+  ApprovedByC,
+  boundedArray,
+  MAX_ARGV,
+  MAX_LIST,
+  Name,
+  OperationC,
+  PathText,
+  PolicyRuleC,
+  RiskProfileC,
+} from './schema.js';
 
 const MAX_GOAL = 16_000;
 const MAX_TEXT = 4_000;
-const MAX_NAME = 200;
-const MAX_ARGV = 256;
-const MAX_LIST = 256;
 
-const Name = boundedString(MAX_NAME);
 const Text = boundedString(MAX_TEXT);
-const PathText = boundedString(4_096);
 const Timestamp = NonNegativeInt;
-
-const boundedArray = <C extends t.Mixed>(codec: C, max: number) =>
-  t.refinement(t.readonlyArray(codec), (a) => a.length <= max, `array(<=${max})`);
 
 const Header = { seq: EventSeqC, at: Timestamp };
 
@@ -41,62 +37,6 @@ const BudgetPartial = t.partial(
     typeof NonNegativeInt
   >,
 );
-
-export const RiskProfileC = t.keyof({ readonly: null, supervised: null, full: null });
-export const ApprovalModeC = t.keyof({ auto: null, ask: null, deny: null });
-export const ActorC = t.keyof({ agent: null, subagent: null, worker: null, runtime: null });
-export const DecisionC = t.keyof({ allow: null, ask: null, deny: null });
-export const ApprovedByC = t.keyof({ human: null, 'policy-auto': null });
-
-export const PolicyRuleC = t.intersection([
-  t.type({
-    decision: DecisionC,
-    op: t.keyof({
-      'fs.read': null,
-      'fs.write': null,
-      'fs.delete': null,
-      exec: null,
-      'net.connect': null,
-      integrate: null,
-      'git.commit': null,
-      'git.push': null,
-      'package.install': null,
-      'secret.use': null,
-      'subagent.spawn': null,
-      'message.user': null,
-      github: null,
-    }),
-  }),
-  t.partial({ match: Name }),
-]);
-
-export const OperationC = t.union([
-  t.type({ op: t.literal('fs.read'), path: PathText }),
-  t.type({ op: t.literal('fs.write'), path: PathText }),
-  t.type({ op: t.literal('fs.delete'), path: PathText }),
-  t.type({
-    op: t.literal('exec'),
-    argv: boundedArray(PathText, MAX_ARGV),
-    cwd: PathText,
-    profile: Name,
-    recognizedRunner: t.boolean,
-  }),
-  t.type({ op: t.literal('net.connect'), host: Name, port: NonNegativeInt }),
-  t.type({
-    op: t.literal('integrate'),
-    patchHash: Hash32C,
-    treeHash: Hash32C,
-    baseCommit: Name,
-    risks: boundedArray(Name, MAX_LIST),
-  }),
-  t.type({ op: t.literal('git.commit'), branch: Name }),
-  t.type({ op: t.literal('git.push'), remote: Name, branch: Name, force: t.boolean }),
-  t.type({ op: t.literal('package.install'), manager: Name, packages: boundedArray(Name, MAX_LIST) }),
-  t.type({ op: t.literal('secret.use'), handle: Name }),
-  t.type({ op: t.literal('subagent.spawn'), role: Name }),
-  t.type({ op: t.literal('message.user'), channel: Name }),
-  t.type({ op: t.literal('github'), action: Name, repo: Name }),
-]);
 
 const taskEvent = <K extends string, P extends t.Props>(kind: K, props: P) =>
   t.type({ kind: t.literal(kind), ...Header, taskId: TaskIdC, ...props });
@@ -181,42 +121,20 @@ export const EVENT_CODECS = {
   }),
   PatchApplied: taskEvent('PatchApplied', { patchHash: Hash32C, journalId: Name }),
   IntegrationFailed: taskEvent('IntegrationFailed', { reason: Name, detail: Text }),
-  TaskPaused: taskEvent('TaskPaused', { reason: Text }),
-  TaskResumed: taskEvent('TaskResumed', {}),
   TaskCancelled: taskEvent('TaskCancelled', { reason: Text }),
   TaskKilled: taskEvent('TaskKilled', { reason: Text }),
   TaskFailed: taskEvent('TaskFailed', { reason: Name, detail: Text }),
   /** Forget a finished task's state (one kernel lives as long as its ledger; see docs/event-log.md). */
   TaskCompacted: taskEvent('TaskCompacted', {}),
-  UserMessage: taskEvent('UserMessage', { steer: t.boolean, textHash: Hash32C }),
   SubagentRequested: taskEvent('SubagentRequested', { subagentId: Name, role: Name }),
-  JobQueued: taskEvent('JobQueued', { jobId: JobIdC, maxAttempts: NonNegativeInt }),
-  JobLeased: taskEvent('JobLeased', {
-    jobId: JobIdC,
-    owner: Name,
-    leaseExpiresAt: Timestamp,
-    fencingToken: NonNegativeInt,
-  }),
-  JobHeartbeat: taskEvent('JobHeartbeat', {
-    jobId: JobIdC,
-    owner: Name,
-    leaseExpiresAt: Timestamp,
-    fencingToken: NonNegativeInt,
-  }),
-  JobFinished: taskEvent('JobFinished', {
-    jobId: JobIdC,
-    fencingToken: NonNegativeInt,
-    outcome: t.keyof({ completed: null, failed: null, killed: null }),
-    retryable: t.boolean,
-  }),
-  Tick: t.type({ kind: t.literal('Tick'), ...Header }),
 } as const;
 
 type Codecs = typeof EVENT_CODECS;
 export type KernelEventKind = keyof Codecs;
 export type KernelEventOf<K extends KernelEventKind> = t.TypeOf<Codecs[K]>;
 export type KernelEvent = { [K in KernelEventKind]: KernelEventOf<K> }[KernelEventKind];
-export type TaskEvent = Exclude<KernelEvent, { kind: 'Tick' }>;
+/** Every event names its task: the kernel has no clock events (time arrives with each event's `at`). */
+export type TaskEvent = KernelEvent;
 
 export const KERNEL_EVENT_KINDS = Object.keys(EVENT_CODECS) as readonly KernelEventKind[];
 const KIND_SET: ReadonlySet<string> = new Set(KERNEL_EVENT_KINDS);

@@ -1,17 +1,16 @@
 /**
- * Hashing for the kernel: portable SHA-256 from @noble/hashes (no `node:`),
+ * Hashing for the kernel: portable SHA-256 (sha256.ts, no `node:`),
  * plus a canonical JSON encoding so that "the hash of an operation" means the
  * same bytes on every machine. Node-side packages may use node:crypto for
  * throughput; both produce identical digests.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { Hash32 } from './ids.js';
+import { sha256HexOf } from './sha256.js';
 
-export function sha256Hex(data: Uint8Array | string): Hash32 {
-  const bytes = typeof data === 'string' ? utf8ToBytes(data) : data;
-  return bytesToHex(sha256(bytes)) as Hash32;
-}
+const utf8 = new TextEncoder();
+
+export const sha256Hex = (data: Uint8Array | string): Hash32 =>
+  sha256HexOf(typeof data === 'string' ? utf8.encode(data) : data) as Hash32;
 
 /** JSON value accepted by the canonical encoder. */
 export type Json = null | boolean | number | string | readonly Json[] | { readonly [k: string]: Json | undefined };

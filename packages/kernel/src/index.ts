@@ -3,10 +3,12 @@ export {
   type ActionKind,
   type Diagnosis,
   encodeActions,
+  type FinishCause,
   type RejectReason,
   TOOL_ACTION_KINDS,
 } from './actions.js';
 export { type ApprovalRecordJson, Approved, type ApprovedBy, type ConsumeError, isApproved } from './approval.js';
+export { assert, KernelInvariantError } from './assert.js';
 export type { Brand } from './brand.js';
 export {
   BUDGET_NAMES,
@@ -35,10 +37,9 @@ export {
   type KernelEvent,
   type KernelEventKind,
   type KernelEventOf,
-  OperationC,
-  PolicyRuleC,
   type TaskEvent,
 } from './events.js';
+export { isKernelFlag, KERNEL_FLAGS, type KernelFlag, LATEST_KERNEL_FLAGS } from './flags.js';
 export { canonicalJson, hashJson, type Json, sha256Hex } from './hash.js';
 export {
   type ApprovalId,
@@ -59,14 +60,6 @@ export {
   type TaskId,
   type ToolCallId,
 } from './ids.js';
-export {
-  DEFAULT_RETRY_POLICY,
-  JOB_STATUSES,
-  JOB_TRANSITIONS,
-  type JobStatus,
-  type RetryPolicy,
-  retryDelayMs,
-} from './job-status.js';
 export { createKernel, DEFAULT_KERNEL_CONFIG, type Kernel, type KernelConfig } from './kernel.js';
 export {
   describeOperation,
@@ -88,10 +81,21 @@ export {
 } from './policy.js';
 export { err, isErr, isOk, type Left, ok, type Result, type Right } from './result.js';
 export {
+  ActorC,
+  type ApprovalMode,
+  ApprovalModeC,
+  ApprovedByC,
+  DecisionC,
+  OperationC,
+  PolicyRuleC,
+  RiskProfileC,
+} from './schema.js';
+export {
   isLegalTransition,
   PHASE_OF,
   PHASES,
   type Phase,
+  phaseEdges,
   phaseOf,
   TASK_STATUSES,
   TASK_TRANSITIONS,

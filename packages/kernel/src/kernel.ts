@@ -1,7 +1,7 @@
 /**
  * The kernel: `step(event) → actions`. Synchronous, deterministic, no I/O,
  * no clock, no randomness. Every decision about what may happen — task moves,
- * tool calls, approvals, budgets, leases — is made here and only here.
+ * tool calls, approvals, budgets — is made here and only here.
  *
  * Invariants asserted by the property tests (packages/kernel/test):
  *  - a killed (or otherwise finished) task emits no new tool action;
@@ -10,9 +10,18 @@
  *  - no status change outside TASK_TRANSITIONS; revisits ≤ maxRevisits;
  *  - the same events give the same actions and the same state hash.
  * A rejected event changes nothing and yields exactly one `Rejected` action.
+ * Inside, `assert` checks what must hold after each step (assert.ts): a
+ * broken invariant throws instead of stepping on from an impossible state.
+ *
+ * Bounds (every map the kernel keeps): tasks ≤ `maxTasks`; tool calls per
+ * task ≤ `maxToolCallsPerTask`; subagents per task ≤ its `subagents` budget;
+ * approvals: with flag 3 only pending ones are kept, ≤ `maxPendingApprovals`
+ * (settled ones are evicted); without it (old logs) one per tool call or
+ * verified patch, as v1 did.
  */
-import type { Action, Diagnosis, RejectReason } from './actions.js';
+import type { Action, Diagnosis, FinishCause, RejectReason } from './actions.js';
 import { type Approved, mintApproved } from './approval.js';
+import { assert } from './assert.js';
 import {
   type BudgetLimits,
   type BudgetUsage,
@@ -21,12 +30,13 @@ import {
   firstExceeded,
   resolveLimits,
 } from './budget.js';
-import type { KernelEvent, KernelEventOf, TaskEvent } from './events.js';
+import type { KernelEvent, KernelEventOf } from './events.js';
+import { isKernelFlag, KERNEL_FLAGS, type KernelFlag } from './flags.js';
 import { hashJson, type Json } from './hash.js';
-import type { ApprovalId, Hash32, JobId, TaskId, ToolCallId } from './ids.js';
-import { DEFAULT_RETRY_POLICY, type JobStatus, type RetryPolicy, retryDelayMs } from './job-status.js';
+import type { ApprovalId, Hash32, TaskId, ToolCallId } from './ids.js';
 import { describeOperation, type Operation, operationHash } from './operation.js';
-import { type Actor, decide, type PolicyRule, type PolicySnapshot, type RiskProfile } from './policy.js';
+import { decide, type PolicySnapshot } from './policy.js';
+import type { ApprovalMode } from './schema.js';
 import { isLegalTransition, phaseOf, type TaskStatus, TERMINAL_STATUSES } from './task-status.js';
 
 export interface KernelConfig {
@@ -35,9 +45,12 @@ export interface KernelConfig {
   readonly approvalTtlMs: number;
   readonly maxTasks: number;
   readonly maxToolCallsPerTask: number;
-  readonly retryPolicy: RetryPolicy;
+  /** Pending approvals held at once (flag 3); one more is refused as `capacity-exceeded`. */
+  readonly maxPendingApprovals: number;
   /** Risks that `--approve auto` may never wave through: a person must look. */
   readonly humanReviewRisks: readonly string[];
+  /** Behaviour flags this run uses (flags.ts); none = the behaviour of v1 logs. */
+  readonly flags: readonly KernelFlag[];
 }
 
 export const DEFAULT_KERNEL_CONFIG: KernelConfig = {
@@ -46,7 +59,7 @@ export const DEFAULT_KERNEL_CONFIG: KernelConfig = {
   approvalTtlMs: 15 * 60_000,
   maxTasks: 10_000,
   maxToolCallsPerTask: 100_000,
-  retryPolicy: DEFAULT_RETRY_POLICY,
+  maxPendingApprovals: 1_024,
   // The verifier's names (@crustcore/verify HUMAN_REVIEW_RISK_KINDS); the kernel
   // cannot import it, so packages/crustcore/test/risk-names.test.ts pins the two.
   humanReviewRisks: [
@@ -64,6 +77,7 @@ export const DEFAULT_KERNEL_CONFIG: KernelConfig = {
     'test-runner-shadowed',
     'hidden-content',
   ],
+  flags: [],
 };
 
 type ToolCallState = 'awaiting-approval' | 'running' | 'done' | 'denied';
@@ -77,7 +91,7 @@ interface TaskRecord {
   /** Kept for the state hash; hashing it at creation would cost more than the step. */
   readonly goal: string;
   readonly policy: PolicySnapshot;
-  readonly approvalMode: 'auto' | 'ask' | 'deny';
+  readonly approvalMode: ApprovalMode;
   readonly limits: BudgetLimits;
   readonly maxRevisits: number;
   readonly onBudgetExhausted: 'pause' | 'fail';
@@ -106,17 +120,6 @@ interface ApprovalRecord {
   state: ApprovalState;
 }
 
-interface JobRecord {
-  readonly id: JobId;
-  readonly taskId: TaskId;
-  status: JobStatus;
-  owner: string | null;
-  leaseExpiresAt: number;
-  fencingToken: number;
-  attempt: number;
-  readonly maxAttempts: number;
-}
-
 export interface Kernel {
   step(event: KernelEvent): readonly Action[];
   /** SHA-256 of the canonical encoding of the whole state. */
@@ -126,15 +129,24 @@ export interface Kernel {
   taskUsage(taskId: TaskId): Readonly<BudgetUsage> | undefined;
 }
 
+interface EventLike {
+  readonly kind: string;
+  readonly seq: number;
+}
+
 class KernelImpl implements Kernel {
   readonly #config: KernelConfig;
+  readonly #flags: ReadonlySet<KernelFlag>;
   readonly #tasks = new Map<TaskId, TaskRecord>();
   readonly #approvals = new Map<ApprovalId, ApprovalRecord>();
-  readonly #jobs = new Map<JobId, JobRecord>();
   #lastAt = 0;
 
   constructor(config: KernelConfig) {
+    // An unknown flag means a newer kernel wrote the log: running it with that behaviour off would replay wrong.
+    for (const flag of config.flags)
+      assert(isKernelFlag(flag), `kernel flag ${String(flag)} is unknown to this kernel`);
     this.#config = config;
+    this.#flags = new Set(config.flags);
   }
 
   taskStatus(taskId: TaskId): TaskStatus | undefined {
@@ -147,10 +159,6 @@ class KernelImpl implements Kernel {
   }
 
   step(event: KernelEvent): readonly Action[] {
-    if (event.kind === 'Tick') {
-      this.#advanceClock(event.at);
-      return this.#tick(event.seq);
-    }
     if (event.kind === 'TaskCreated') {
       const created = this.#create(event);
       if (created[0]?.kind !== 'Rejected') this.#advanceClock(event.at);
@@ -167,6 +175,7 @@ class KernelImpl implements Kernel {
     this.#advanceClock(event.at);
     task.usage.wallTimeMs = Math.max(task.usage.wallTimeMs, this.#lastAt - task.createdAt);
     if (!TERMINAL_STATUSES.has(task.status) && task.status !== 'Blocked') this.#checkBudget(task, out, event.seq);
+    this.#assertTask(task, out);
     return out;
   }
 
@@ -175,25 +184,34 @@ class KernelImpl implements Kernel {
     if (at > this.#lastAt) this.#lastAt = at;
   }
 
-  #dispatch(task: TaskRecord, event: TaskEvent, out: Action[]): undefined {
+  /** What must hold of a task after any accepted step, and what must never. */
+  #assertTask(task: TaskRecord, out: readonly Action[]): undefined {
+    assert(task.revisits <= task.maxRevisits, 'revisits stay within the revisit budget');
+    if (task.status === 'Blocked') assert(task.pausedFrom !== null, 'a paused task remembers where it paused');
+    assert(task.pausedFrom !== 'Blocked', 'a task never pauses from a pause');
+    if (task.status === 'Completed') assert(task.verified !== null, 'no completion without a verified patch');
+    if (!TERMINAL_STATUSES.has(task.status)) return;
+    let finished = false;
+    for (const action of out) {
+      if (action.kind === 'TaskFinished') finished = true;
+      else assert(!finished || !STARTS_WORK.has(action.kind), 'a finished task starts no new work');
+    }
+  }
+
+  #dispatch(
+    task: TaskRecord,
+    event: Exclude<KernelEvent, { kind: 'TaskCreated' | 'TaskCompacted' }>,
+    out: Action[],
+  ): undefined {
     switch (event.kind) {
-      case 'TaskCreated':
-        out.push(reject(event, 'duplicate-task', 'task already exists'));
-        return;
-      case 'TaskCompacted':
-        // Handled in step(): a compacted task is finished, so it never reaches dispatch.
-        out.push(reject(event, 'invalid-event', 'compaction is not a task step'));
-        return;
       case 'WorkspaceReady':
         if (!this.#move(task, 'Planning', event, out)) return;
         task.baseCommit = event.baseCommit;
-        out.push({ kind: 'PlanTask', taskId: task.id });
-        return;
+        return void out.push({ kind: 'PlanTask', taskId: task.id });
       case 'TaskPlanned':
         if (!this.#move(task, 'Running', event, out)) return;
         task.attempt = 1;
-        out.push({ kind: 'StartAttempt', taskId: task.id, attempt: 1, diagnosis: null });
-        return;
+        return void out.push({ kind: 'StartAttempt', taskId: task.id, attempt: 1, diagnosis: null });
       case 'ModelOutputReceived':
         if (!isWorking(task)) return void out.push(reject(event, 'task-not-active', `task is ${task.status}`));
         task.usage.turns += 1;
@@ -208,13 +226,7 @@ class KernelImpl implements Kernel {
         task.usage.outputBytes += event.outputBytes;
         return;
       case 'PatchProposed':
-        if (task.status !== 'Running')
-          return void out.push(reject(event, 'illegal-transition', `cannot verify from ${task.status}`));
-        this.#move(task, 'Verifying', event, out);
-        task.proposedPatch = event.patchHash;
-        task.proposedRisks = event.risks;
-        out.push({ kind: 'StartVerify', taskId: task.id, patchHash: event.patchHash });
-        return;
+        return this.#patchProposed(task, event, out);
       case 'PatchVerified':
         return this.#patchVerified(task, event, out);
       case 'PatchRejected':
@@ -222,60 +234,19 @@ class KernelImpl implements Kernel {
       case 'ApprovalResolved':
         return this.#approvalResolved(task, event, out);
       case 'PatchApplied':
-        if (task.status !== 'Integrating')
-          return void out.push(reject(event, 'illegal-transition', `cannot complete from ${task.status}`));
-        if (task.verified === null || task.verified.patchHash !== event.patchHash) {
-          return void out.push(reject(event, 'patch-mismatch', 'applied patch is not the verified one'));
-        }
-        this.#move(task, 'Completed', event, out);
-        out.push({
-          kind: 'TaskFinished',
-          taskId: task.id,
-          outcome: 'completed',
-          reason: `applied (${event.journalId})`,
-          patchHash: event.patchHash,
-        });
-        return;
+        return this.#patchApplied(task, event, out);
       case 'IntegrationFailed':
         if (task.status !== 'Integrating')
           return void out.push(reject(event, 'illegal-transition', `not integrating (${task.status})`));
-        return this.#fail(task, event, `integration failed: ${event.reason}`, out);
+        return this.#fail(task, event, `integration failed: ${event.reason}`, 'integration-failed', out);
       case 'TaskFailed':
-        return this.#fail(task, event, event.reason, out);
-      case 'TaskPaused':
-        if (task.status === 'Blocked') return void out.push(reject(event, 'illegal-transition', 'already paused'));
-        return this.#pause(task, event, event.reason, out);
-      case 'TaskResumed': {
-        if (task.status !== 'Blocked' || task.pausedFrom === null) {
-          return void out.push(reject(event, 'illegal-transition', `not paused (${task.status})`));
-        }
-        const exceeded = firstExceeded(task.usage, task.limits);
-        if (exceeded !== undefined)
-          return void out.push(reject(event, 'illegal-transition', `budget ${exceeded} still exhausted`));
-        const back = task.pausedFrom;
-        this.#move(task, back, event, out);
-        task.pausedFrom = null;
-        out.push({ kind: 'ResumeTask', taskId: task.id, status: back });
-        return;
-      }
+        return this.#fail(task, event, event.reason, 'task-failed', out);
       case 'TaskCancelled':
-        return this.#stop(task, event, false, event.reason, `cancelled: ${event.reason}`, out);
+        return this.#stop(task, event, false, event.reason, 'cancelled', out);
       case 'TaskKilled':
-        return this.#stop(task, event, true, event.reason, `killed: ${event.reason}`, out);
-      case 'UserMessage':
-        out.push(
-          event.steer
-            ? { kind: 'SteerTask', taskId: task.id, textHash: event.textHash }
-            : { kind: 'QueueUserMessage', taskId: task.id, textHash: event.textHash },
-        );
-        return;
+        return this.#stop(task, event, true, event.reason, 'killed', out);
       case 'SubagentRequested':
         return this.#subagent(task, event, out);
-      case 'JobQueued':
-      case 'JobLeased':
-      case 'JobHeartbeat':
-      case 'JobFinished':
-        return this.#job(task, event, out);
     }
   }
 
@@ -283,18 +254,17 @@ class KernelImpl implements Kernel {
     if (this.#tasks.has(event.taskId)) return [reject(event, 'duplicate-task', 'task already exists')];
     if (this.#tasks.size >= this.#config.maxTasks)
       return [reject(event, 'capacity-exceeded', `more than ${this.#config.maxTasks} tasks`)];
-    const policy: PolicySnapshot = {
-      profile: event.profile as RiskProfile,
-      rules: (event.rules ?? []) as readonly PolicyRule[],
-      canAsk: event.canAsk && event.approvalMode !== 'deny',
-    };
     const task: TaskRecord = {
       id: event.taskId,
       status: 'Created',
       pausedFrom: null,
       createdAt: event.at,
       goal: event.goal,
-      policy,
+      policy: {
+        profile: event.profile,
+        rules: event.rules ?? [],
+        canAsk: event.canAsk && event.approvalMode !== 'deny',
+      },
       approvalMode: event.approvalMode,
       limits: resolveLimits(event.limits, this.#config.defaultLimits),
       maxRevisits: event.maxRevisits ?? this.#config.defaultMaxRevisits,
@@ -326,9 +296,17 @@ class KernelImpl implements Kernel {
       return [reject(event, 'illegal-transition', `task is ${task.status}; only a finished task is compacted`)];
     this.#tasks.delete(task.id);
     for (const [id, approval] of this.#approvals) if (approval.taskId === task.id) this.#approvals.delete(id);
-    for (const [id, job] of this.#jobs) if (job.taskId === task.id) this.#jobs.delete(id);
     this.#advanceClock(event.at);
     return [];
+  }
+
+  /** Why a new approval cannot be registered now, if it cannot. */
+  #approvalRefusal(event: EventLike & { approvalId: ApprovalId }): Action | undefined {
+    if (this.#approvals.has(event.approvalId)) return reject(event, 'approval-mismatch', 'approval id reused');
+    if (this.#flags.has(KERNEL_FLAGS.boundedApprovals) && this.#approvals.size >= this.#config.maxPendingApprovals) {
+      return reject(event, 'capacity-exceeded', `more than ${this.#config.maxPendingApprovals} pending approvals`);
+    }
+    return undefined;
   }
 
   #toolRequested(task: TaskRecord, event: KernelEventOf<'ToolCallRequested'>, out: Action[]): undefined {
@@ -338,11 +316,11 @@ class KernelImpl implements Kernel {
     if (task.toolCalls.size >= this.#config.maxToolCallsPerTask) {
       return void out.push(reject(event, 'capacity-exceeded', 'too many tool calls tracked'));
     }
-    if (this.#approvals.has(event.approvalId))
-      return void out.push(reject(event, 'approval-mismatch', 'approval id reused'));
+    const refusal = this.#approvalRefusal(event);
+    if (refusal !== undefined) return void out.push(refusal);
     task.usage.toolCalls += 1;
-    const operation = event.operation as Operation;
-    const verdict = decide(task.policy, operation, event.actor as Actor);
+    const operation = event.operation;
+    const verdict = decide(task.policy, operation, event.actor);
     if (verdict.decision === 'deny') {
       task.toolCalls.set(event.toolCallId, 'denied');
       out.push({ kind: 'DenyTool', taskId: task.id, toolCallId: event.toolCallId, reason: verdict.reason });
@@ -350,32 +328,38 @@ class KernelImpl implements Kernel {
     }
     if (verdict.decision === 'allow') {
       task.toolCalls.set(event.toolCallId, 'running');
-      out.push({
-        kind: 'ExecuteTool',
-        taskId: task.id,
-        toolCallId: event.toolCallId,
-        operation,
-        // Hashing costs more than the rest of the step; only approvals need it.
-        opHash: null,
-        approved: null,
-      });
+      // Hashing costs more than the rest of the step; only approvals need it.
+      out.push(executeTool(task.id, event.toolCallId, operation, null));
       return;
     }
     task.toolCalls.set(event.toolCallId, 'awaiting-approval');
+    const approval = this.#register(task, event, 'tool', operation, true, event.toolCallId);
+    out.push(requestApproval(approval, [verdict.reason]));
+  }
+
+  #register(
+    task: TaskRecord,
+    event: { readonly approvalId: ApprovalId; readonly nonce: string; readonly at: number },
+    subject: 'tool' | 'integrate',
+    operation: Operation,
+    requiresHuman: boolean,
+    toolCallId: ToolCallId | null,
+  ): ApprovalRecord {
+    assert(!this.#approvals.has(event.approvalId), 'an approval id is registered once');
     const approval: ApprovalRecord = {
       id: event.approvalId,
       taskId: task.id,
-      subject: 'tool',
+      subject,
       operation,
       opHash: operationHash(operation),
       nonce: event.nonce,
       expiresAt: event.at + task.approvalTtlMs,
-      requiresHuman: true,
-      toolCallId: event.toolCallId,
+      requiresHuman,
+      toolCallId,
       state: 'pending',
     };
     this.#approvals.set(approval.id, approval);
-    out.push(requestApproval(approval, [verdict.reason]));
+    return approval;
   }
 
   #toolCompleted(task: TaskRecord, event: KernelEventOf<'ToolCallCompleted'>, out: Action[]): undefined {
@@ -392,16 +376,25 @@ class KernelImpl implements Kernel {
     });
   }
 
+  #patchProposed(task: TaskRecord, event: KernelEventOf<'PatchProposed'>, out: Action[]): undefined {
+    if (task.status !== 'Running')
+      return void out.push(reject(event, 'illegal-transition', `cannot verify from ${task.status}`));
+    this.#mustMove(task, 'Verifying', event, out);
+    task.proposedPatch = event.patchHash;
+    task.proposedRisks = event.risks;
+    out.push({ kind: 'StartVerify', taskId: task.id, patchHash: event.patchHash });
+  }
+
   #patchVerified(task: TaskRecord, event: KernelEventOf<'PatchVerified'>, out: Action[]): undefined {
     if (task.status !== 'Verifying')
       return void out.push(reject(event, 'illegal-transition', `not verifying (${task.status})`));
     if (task.proposedPatch !== event.patchHash)
       return void out.push(reject(event, 'patch-mismatch', 'verified patch is not the proposed one'));
-    if (this.#approvals.has(event.approvalId))
-      return void out.push(reject(event, 'approval-mismatch', 'approval id reused'));
+    const refusal = this.#approvalRefusal(event);
+    if (refusal !== undefined) return void out.push(refusal);
     const risks = [...new Set([...task.proposedRisks, ...event.risks])].sort();
     task.verified = { patchHash: event.patchHash, treeHash: event.treeHash, baseCommit: event.baseCommit, risks };
-    this.#move(task, 'AwaitingApproval', event, out);
+    this.#mustMove(task, 'AwaitingApproval', event, out);
     const operation: Operation = {
       op: 'integrate',
       patchHash: event.patchHash,
@@ -413,24 +406,13 @@ class KernelImpl implements Kernel {
     // policy may ask even with no person at the terminal.
     const canAnswer = task.approvalMode === 'auto' || task.policy.canAsk;
     const verdict = decide({ ...task.policy, canAsk: canAnswer }, operation, 'runtime');
-    if (verdict.decision === 'deny') return this.#fail(task, event, `integration denied: ${verdict.reason}`, out);
+    if (verdict.decision === 'deny')
+      return this.#fail(task, event, `integration denied: ${verdict.reason}`, 'approval-denied', out);
     const requiresHuman = task.approvalMode !== 'auto' || risks.some((r) => this.#config.humanReviewRisks.includes(r));
     if (requiresHuman && !task.policy.canAsk) {
-      return this.#fail(task, event, 'approval needed but no one can be asked (denied)', out);
+      return this.#fail(task, event, 'approval needed but no one can be asked (denied)', 'approval-denied', out);
     }
-    const approval: ApprovalRecord = {
-      id: event.approvalId,
-      taskId: task.id,
-      subject: 'integrate',
-      operation,
-      opHash: operationHash(operation),
-      nonce: event.nonce,
-      expiresAt: event.at + task.approvalTtlMs,
-      requiresHuman,
-      toolCallId: null,
-      state: 'pending',
-    };
-    this.#approvals.set(approval.id, approval);
+    const approval = this.#register(task, event, 'integrate', operation, requiresHuman, null);
     out.push(requestApproval(approval, risks));
   }
 
@@ -444,56 +426,61 @@ class KernelImpl implements Kernel {
     task.proposedPatch = null;
     task.proposedRisks = [];
     if (task.revisits >= task.maxRevisits) {
-      return this.#fail(
-        task,
-        event,
-        `verify failed and the revisit budget (${task.maxRevisits}) is spent: ${event.category}`,
-        out,
-      );
+      const why = `verify failed and the revisit budget (${task.maxRevisits}) is spent: ${event.category}`;
+      return this.#fail(task, event, why, 'revisits-spent', out);
     }
     task.revisits += 1;
     task.attempt += 1;
-    this.#move(task, 'Retrying', event, out);
-    this.#move(task, 'Running', event, out);
+    this.#mustMove(task, 'Retrying', event, out);
+    this.#mustMove(task, 'Running', event, out);
     const diagnosis: Diagnosis = { category: event.category, summary: event.summary, failingTests: event.failingTests };
     out.push({ kind: 'StartAttempt', taskId: task.id, attempt: task.attempt, diagnosis });
   }
 
-  #approvalResolved(task: TaskRecord, event: KernelEventOf<'ApprovalResolved'>, out: Action[]): undefined {
-    const approval = this.#approvals.get(event.approvalId);
+  /** Why this resolution cannot be accepted, if it cannot (checked before anything changes). */
+  #resolutionRefusal(
+    task: TaskRecord,
+    approval: ApprovalRecord | undefined,
+    event: KernelEventOf<'ApprovalResolved'>,
+  ): Action | undefined {
     if (approval === undefined || approval.taskId !== task.id)
-      return void out.push(reject(event, 'unknown-approval', 'no such approval'));
+      return reject(event, 'unknown-approval', 'no such approval');
     if (approval.state === 'used' || approval.state === 'denied') {
-      return void out.push(reject(event, 'approval-already-used', `approval is ${approval.state}`));
+      return reject(event, 'approval-already-used', `approval is ${approval.state}`);
     }
     if (approval.state === 'expired' || event.at > approval.expiresAt) {
-      return void out.push(reject(event, 'approval-expired', 'approval expired'));
+      return reject(event, 'approval-expired', 'approval expired');
     }
     if (approval.nonce !== event.nonce || approval.opHash !== event.opHash) {
-      return void out.push(reject(event, 'approval-mismatch', 'nonce or operation hash does not match'));
+      return reject(event, 'approval-mismatch', 'nonce or operation hash does not match');
     }
     if (event.decision === 'granted' && event.by === 'policy-auto' && approval.requiresHuman) {
-      return void out.push(reject(event, 'approval-needs-human', 'this approval must come from a person'));
+      return reject(event, 'approval-needs-human', 'this approval must come from a person');
     }
-    const integrating = approval.subject === 'integrate';
-    if (integrating && (task.status !== 'AwaitingApproval' || task.verified === null)) {
-      return void out.push(reject(event, 'illegal-transition', `cannot integrate from ${task.status}`));
+    if (approval.subject === 'integrate' && (task.status !== 'AwaitingApproval' || task.verified === null)) {
+      return reject(event, 'illegal-transition', `cannot integrate from ${task.status}`);
     }
+    return undefined;
+  }
+
+  #approvalResolved(task: TaskRecord, event: KernelEventOf<'ApprovalResolved'>, out: Action[]): undefined {
+    const approval = this.#approvals.get(event.approvalId);
+    const refusal = this.#resolutionRefusal(task, approval, event);
+    if (refusal !== undefined) return void out.push(refusal);
+    assert(approval !== undefined && approval.state === 'pending', 'only a pending approval is resolved');
     if (event.decision === 'denied') {
-      approval.state = 'denied';
-      if (approval.subject === 'tool' && approval.toolCallId !== null) {
-        task.toolCalls.set(approval.toolCallId, 'denied');
-        out.push({
-          kind: 'DenyTool',
-          taskId: task.id,
-          toolCallId: approval.toolCallId,
-          reason: 'the user denied this operation',
-        });
-        return;
-      }
-      return this.#fail(task, event, 'approval denied', out);
+      this.#settle(approval, 'denied');
+      if (approval.toolCallId === null) return this.#fail(task, event, 'approval denied', 'approval-denied', out);
+      task.toolCalls.set(approval.toolCallId, 'denied');
+      out.push({
+        kind: 'DenyTool',
+        taskId: task.id,
+        toolCallId: approval.toolCallId,
+        reason: 'the user denied this operation',
+      });
+      return;
     }
-    approval.state = 'used';
+    this.#settle(approval, 'used');
     const approved: Approved = mintApproved(approval.operation, {
       approvalId: approval.id,
       taskId: task.id,
@@ -502,21 +489,13 @@ class KernelImpl implements Kernel {
       expiresAt: approval.expiresAt,
       approvedBy: event.by,
     });
-    if (approval.subject === 'tool' && approval.toolCallId !== null) {
+    if (approval.toolCallId !== null) {
       task.toolCalls.set(approval.toolCallId, 'running');
-      out.push({
-        kind: 'ExecuteTool',
-        taskId: task.id,
-        toolCallId: approval.toolCallId,
-        operation: approval.operation,
-        opHash: approval.opHash,
-        approved,
-      });
-      return;
+      return void out.push(executeTool(task.id, approval.toolCallId, approval.operation, approved, approval.opHash));
     }
     const verified = task.verified;
-    if (verified === null) return;
-    this.#move(task, 'Integrating', event, out);
+    assert(verified !== null, 'an integration approval is granted only for a verified patch');
+    this.#mustMove(task, 'Integrating', event, out);
     out.push({
       kind: 'ApplyPatch',
       taskId: task.id,
@@ -524,6 +503,34 @@ class KernelImpl implements Kernel {
       treeHash: verified.treeHash,
       approved,
     });
+  }
+
+  /** An approval leaves `pending` once; with flag 3 it then leaves the map too. */
+  #settle(approval: ApprovalRecord, state: Exclude<ApprovalState, 'pending'>): undefined {
+    assert(approval.state === 'pending', 'an approval settles once');
+    approval.state = state;
+    if (this.#flags.has(KERNEL_FLAGS.boundedApprovals)) this.#approvals.delete(approval.id);
+  }
+
+  #patchApplied(task: TaskRecord, event: KernelEventOf<'PatchApplied'>, out: Action[]): undefined {
+    if (task.status !== 'Integrating')
+      return void out.push(reject(event, 'illegal-transition', `cannot complete from ${task.status}`));
+    if (task.verified === null || task.verified.patchHash !== event.patchHash) {
+      return void out.push(reject(event, 'patch-mismatch', 'applied patch is not the verified one'));
+    }
+    this.#mustMove(task, 'Completed', event, out);
+    out.push(this.#finished(task, 'completed', `applied (${event.journalId})`, 'applied', event.patchHash));
+  }
+
+  #finished(
+    task: TaskRecord,
+    outcome: 'completed' | 'failed' | 'killed',
+    reason: string,
+    cause: FinishCause,
+    patchHash: Hash32 | null,
+  ): Action {
+    const base = { kind: 'TaskFinished', taskId: task.id, outcome, reason, patchHash } as const;
+    return this.#flags.has(KERNEL_FLAGS.finishCause) ? { ...base, cause } : base;
   }
 
   #subagent(task: TaskRecord, event: KernelEventOf<'SubagentRequested'>, out: Action[]): undefined {
@@ -549,128 +556,7 @@ class KernelImpl implements Kernel {
     out.push({ kind: 'SpawnSubagent', taskId: task.id, subagentId: event.subagentId, role: event.role });
   }
 
-  #job(
-    task: TaskRecord,
-    event: KernelEventOf<'JobQueued' | 'JobLeased' | 'JobHeartbeat' | 'JobFinished'>,
-    out: Action[],
-  ): undefined {
-    if (event.kind === 'JobQueued') {
-      if (this.#jobs.has(event.jobId)) return void out.push(reject(event, 'invalid-event', 'job already queued'));
-      this.#jobs.set(event.jobId, {
-        id: event.jobId,
-        taskId: task.id,
-        status: 'Queued',
-        owner: null,
-        leaseExpiresAt: 0,
-        fencingToken: 0,
-        attempt: 1,
-        maxAttempts: Math.max(1, event.maxAttempts),
-      });
-      return;
-    }
-    const job = this.#jobs.get(event.jobId);
-    if (job === undefined || job.taskId !== task.id) return void out.push(reject(event, 'unknown-job', 'no such job'));
-    switch (event.kind) {
-      case 'JobLeased':
-        if (job.status !== 'Queued' && job.status !== 'Retrying')
-          return void out.push(reject(event, 'illegal-transition', `job is ${job.status}`));
-        if (event.fencingToken <= job.fencingToken)
-          return void out.push(reject(event, 'stale-fencing-token', 'fencing token must increase'));
-        job.status = 'Leased';
-        job.owner = event.owner;
-        job.leaseExpiresAt = event.leaseExpiresAt;
-        job.fencingToken = event.fencingToken;
-        out.push({ kind: 'RunJob', taskId: task.id, jobId: job.id, fencingToken: job.fencingToken });
-        return;
-      case 'JobHeartbeat':
-        if (job.fencingToken !== event.fencingToken || job.owner !== event.owner) {
-          return void out.push(reject(event, 'stale-fencing-token', 'lease was granted to someone else'));
-        }
-        if (job.status !== 'Leased' && job.status !== 'Running' && job.status !== 'HeartbeatMissing') {
-          return void out.push(reject(event, 'job-not-leased', `job is ${job.status}`));
-        }
-        job.status = 'Running';
-        job.leaseExpiresAt = event.leaseExpiresAt;
-        return;
-      case 'JobFinished':
-        if (job.fencingToken !== event.fencingToken)
-          return void out.push(reject(event, 'stale-fencing-token', 'lease was granted to someone else'));
-        if (job.status !== 'Leased' && job.status !== 'Running' && job.status !== 'HeartbeatMissing') {
-          return void out.push(reject(event, 'job-not-leased', `job is ${job.status}`));
-        }
-        if (event.outcome === 'completed') job.status = 'Completed';
-        else if (event.outcome === 'killed') job.status = 'Killed';
-        else if (event.retryable) this.#retryJob(job, out, 'job failed');
-        else {
-          job.status = 'Failed';
-          out.push({ kind: 'AbandonJob', taskId: job.taskId, jobId: job.id, reason: 'job failed (not retryable)' });
-        }
-        return;
-    }
-  }
-
-  #retryJob(job: JobRecord, out: Action[], why: string): undefined {
-    if (job.attempt >= Math.min(job.maxAttempts, this.#config.retryPolicy.maxAttempts)) {
-      job.status = 'Failed';
-      out.push({
-        kind: 'AbandonJob',
-        taskId: job.taskId,
-        jobId: job.id,
-        reason: `${why}; attempts spent (${job.attempt})`,
-      });
-      return;
-    }
-    job.attempt += 1;
-    job.status = 'Retrying';
-    job.owner = null;
-    out.push({
-      kind: 'RequeueJob',
-      taskId: job.taskId,
-      jobId: job.id,
-      attempt: job.attempt,
-      delayMs: retryDelayMs(this.#config.retryPolicy, job.attempt),
-    });
-  }
-
-  #tick(seq: number): readonly Action[] {
-    const at = this.#lastAt;
-    const out: Action[] = [];
-    for (const approval of this.#approvals.values()) {
-      if (approval.state !== 'pending' || at <= approval.expiresAt) continue;
-      approval.state = 'expired';
-      const task = this.#tasks.get(approval.taskId);
-      out.push({ kind: 'ApprovalExpired', taskId: approval.taskId, approvalId: approval.id });
-      if (task === undefined || TERMINAL_STATUSES.has(task.status)) continue;
-      if (approval.subject === 'tool' && approval.toolCallId !== null) {
-        task.toolCalls.set(approval.toolCallId, 'denied');
-        out.push({
-          kind: 'DenyTool',
-          taskId: task.id,
-          toolCallId: approval.toolCallId,
-          reason: 'approval expired unanswered (denied)',
-        });
-      } else if (task.status === 'AwaitingApproval') {
-        this.#fail(task, { kind: 'Tick', seq }, 'approval expired unanswered (denied)', out);
-      }
-    }
-    for (const job of this.#jobs.values()) {
-      if (
-        (job.status === 'Leased' || job.status === 'Running' || job.status === 'HeartbeatMissing') &&
-        at > job.leaseExpiresAt
-      ) {
-        job.status = 'Expired';
-        this.#retryJob(job, out, 'lease expired');
-      }
-    }
-    for (const task of this.#tasks.values()) {
-      if (TERMINAL_STATUSES.has(task.status) || task.status === 'Blocked') continue;
-      task.usage.wallTimeMs = Math.max(task.usage.wallTimeMs, at - task.createdAt);
-      this.#checkBudget(task, out, seq);
-    }
-    return out;
-  }
-
-  #checkBudget(task: TaskRecord, out: Action[], seq?: number): undefined {
+  #checkBudget(task: TaskRecord, out: Action[], seq: number): undefined {
     const exceeded = firstExceeded(task.usage, task.limits);
     if (exceeded === undefined) return;
     out.push({
@@ -680,40 +566,52 @@ class KernelImpl implements Kernel {
       used: task.usage[exceeded],
       limit: task.limits[exceeded],
     });
-    const source = { kind: 'BudgetExhausted', seq: seq ?? 0 };
-    if (task.onBudgetExhausted === 'fail') this.#fail(task, source, `budget exhausted: ${exceeded}`, out);
-    else this.#pause(task, source, `budget exhausted: ${exceeded}`, out);
+    const source = { kind: 'BudgetExhausted', seq };
+    const why = `budget exhausted: ${exceeded}`;
+    if (task.onBudgetExhausted === 'fail') this.#fail(task, source, why, 'budget-exhausted', out);
+    else this.#pause(task, source, why, out);
   }
 
   /** Cancel (graceful, at the next safe point) or kill (hard): the task ends as Killed either way. */
-  #stop(task: TaskRecord, source: EventLike, hard: boolean, why: string, outcome: string, out: Action[]): undefined {
-    if (!this.#move(task, 'Killed', source, out)) return;
-    this.#dropPendingApprovals(task.id);
+  #stop(task: TaskRecord, source: EventLike, hard: boolean, why: string, cause: FinishCause, out: Action[]): undefined {
+    this.#mustMove(task, 'Killed', source, out);
+    this.#dropApprovals(task.id);
     out.push({ kind: 'StopTask', taskId: task.id, hard, reason: why });
-    out.push({ kind: 'TaskFinished', taskId: task.id, outcome: 'killed', reason: outcome, patchHash: null });
+    out.push(this.#finished(task, 'killed', `${cause}: ${why}`, cause, null));
   }
 
+  /**
+   * A task whose budget ran out under `onBudgetExhausted: 'pause'`. Some
+   * statuses cannot pause (integration is under way): the refusal is recorded
+   * as a `Rejected` action next to `BudgetExhausted`, as v1 logs have it.
+   */
   #pause(task: TaskRecord, source: EventLike, reason: string, out: Action[]): undefined {
     const from = task.status;
+    assert(from !== 'Blocked', 'a paused task is not paused again');
+    // v1 set `pausedFrom` after the move, so StatusChanged said INIT (flag 1 fixes it).
+    if (this.#flags.has(KERNEL_FLAGS.pausedPhase) && isLegalTransition(from, 'Blocked')) task.pausedFrom = from;
     if (!this.#move(task, 'Blocked', source, out)) return;
     task.pausedFrom = from;
     out.push({ kind: 'PauseTask', taskId: task.id, reason });
   }
 
-  #fail(task: TaskRecord, source: EventLike, reason: string, out: Action[]): undefined {
-    if (!this.#move(task, 'Failed', source, out)) return;
-    this.#dropPendingApprovals(task.id);
+  #fail(task: TaskRecord, source: EventLike, reason: string, cause: FinishCause, out: Action[]): undefined {
+    this.#mustMove(task, 'Failed', source, out);
+    this.#dropApprovals(task.id);
     out.push({ kind: 'StopTask', taskId: task.id, hard: false, reason });
-    out.push({ kind: 'TaskFinished', taskId: task.id, outcome: 'failed', reason, patchHash: null });
+    out.push(this.#finished(task, 'failed', reason, cause, null));
+  }
+
+  /** A move the caller has already shown legal: failing it is a kernel bug. */
+  #mustMove(task: TaskRecord, to: TaskStatus, source: EventLike, out: Action[]): undefined {
+    const from = task.status;
+    assert(this.#move(task, to, source, out), `${from} → ${to} was checked before it was made`);
   }
 
   /** The only place a task's status changes. */
   #move(task: TaskRecord, to: TaskStatus, source: EventLike, out: Action[]): boolean {
     const from = task.status;
-    if (
-      !isLegalTransition(from, to) ||
-      (from === 'Blocked' && to !== task.pausedFrom && to !== 'Failed' && to !== 'Killed')
-    ) {
+    if (!isLegalTransition(from, to)) {
       out.push(reject(source, 'illegal-transition', `${from} → ${to} is not in the catalog`, task.id));
       return false;
     }
@@ -722,58 +620,74 @@ class KernelImpl implements Kernel {
     return true;
   }
 
-  #dropPendingApprovals(taskId: TaskId): undefined {
+  /** A finished task's pending approvals can never be used (its events are refused). */
+  #dropApprovals(taskId: TaskId): undefined {
     for (const approval of this.#approvals.values()) {
-      if (approval.taskId === taskId && approval.state === 'pending') approval.state = 'expired';
+      if (approval.taskId === taskId && approval.state === 'pending') this.#settle(approval, 'expired');
     }
   }
 
   stateHash(): Hash32 {
     const tasks: Record<string, Json> = {};
-    for (const t of [...this.#tasks.values()].sort((a, b) => cmp(a.id, b.id))) {
-      tasks[t.id] = {
-        status: t.status,
-        pausedFrom: t.pausedFrom,
-        createdAt: t.createdAt,
-        goal: t.goal,
-        policy: t.policy as unknown as Json,
-        approvalMode: t.approvalMode,
-        limits: t.limits as unknown as Json,
-        maxRevisits: t.maxRevisits,
-        onBudgetExhausted: t.onBudgetExhausted,
-        approvalTtlMs: t.approvalTtlMs,
-        usage: { ...t.usage },
-        revisits: t.revisits,
-        attempt: t.attempt,
-        baseCommit: t.baseCommit,
-        proposedPatch: t.proposedPatch,
-        proposedRisks: [...t.proposedRisks],
-        verified: t.verified as unknown as Json,
-        toolCalls: Object.fromEntries([...t.toolCalls].sort((a, b) => cmp(a[0], b[0]))),
-        subagents: [...t.subagents].sort(),
-      };
-    }
+    for (const t of [...this.#tasks.values()].sort((a, b) => cmp(a.id, b.id))) tasks[t.id] = taskJson(t);
     const approvals: Record<string, Json> = {};
     for (const a of [...this.#approvals.values()].sort((x, y) => cmp(x.id, y.id))) {
       approvals[a.id] = { ...(a as unknown as Record<string, Json>) };
     }
-    const jobs: Record<string, Json> = {};
-    for (const j of [...this.#jobs.values()].sort((x, y) => cmp(x.id, y.id))) {
-      jobs[j.id] = { ...(j as unknown as Record<string, Json>) };
-    }
-    return hashJson({ v: 1, lastAt: this.#lastAt, tasks, approvals, jobs });
+    // `jobs` stays (always empty) so v1 logs keep their state hashes.
+    return hashJson({ v: 1, lastAt: this.#lastAt, tasks, approvals, jobs: {} });
   }
 }
 
-interface EventLike {
-  readonly kind: string;
-  readonly seq: number;
+/** Actions that start work: after `TaskFinished` in the same step, none may follow. */
+const STARTS_WORK: ReadonlySet<Action['kind']> = new Set([
+  'ExecuteTool',
+  'StartAttempt',
+  'StartVerify',
+  'ApplyPatch',
+  'PlanTask',
+  'SpawnSubagent',
+  'RequestApproval',
+]);
+
+function taskJson(t: TaskRecord): Json {
+  return {
+    status: t.status,
+    pausedFrom: t.pausedFrom,
+    createdAt: t.createdAt,
+    goal: t.goal,
+    policy: t.policy as unknown as Json,
+    approvalMode: t.approvalMode,
+    limits: t.limits as unknown as Json,
+    maxRevisits: t.maxRevisits,
+    onBudgetExhausted: t.onBudgetExhausted,
+    approvalTtlMs: t.approvalTtlMs,
+    usage: { ...t.usage },
+    revisits: t.revisits,
+    attempt: t.attempt,
+    baseCommit: t.baseCommit,
+    proposedPatch: t.proposedPatch,
+    proposedRisks: [...t.proposedRisks],
+    verified: t.verified as unknown as Json,
+    toolCalls: Object.fromEntries([...t.toolCalls].sort((a, b) => cmp(a[0], b[0]))),
+    subagents: [...t.subagents].sort(),
+  };
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 const isWorking = (task: TaskRecord): boolean =>
   task.status === 'Planning' || task.status === 'Running' || task.status === 'Retrying';
+
+function executeTool(
+  taskId: TaskId,
+  toolCallId: ToolCallId,
+  operation: Operation,
+  approved: Approved | null,
+  opHash: Hash32 | null = null,
+): Action {
+  return { kind: 'ExecuteTool', taskId, toolCallId, operation, opHash, approved };
+}
 
 function reject(event: EventLike & { taskId?: TaskId }, reason: RejectReason, detail: string, taskId?: TaskId): Action {
   return {

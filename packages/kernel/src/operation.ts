@@ -5,36 +5,9 @@
  */
 import { hashJson, type Json } from './hash.js';
 import type { Hash32 } from './ids.js';
+import type { Operation, OperationName } from './schema.js';
 
-export type Operation =
-  | { readonly op: 'fs.read'; readonly path: string }
-  | { readonly op: 'fs.write'; readonly path: string }
-  | { readonly op: 'fs.delete'; readonly path: string }
-  | {
-      readonly op: 'exec';
-      readonly argv: readonly string[];
-      readonly cwd: string;
-      readonly profile: string;
-      /** Set by the sandbox adapter when argv is a recognized test runner. */
-      readonly recognizedRunner: boolean;
-    }
-  | { readonly op: 'net.connect'; readonly host: string; readonly port: number }
-  | {
-      readonly op: 'integrate';
-      readonly patchHash: Hash32;
-      readonly treeHash: Hash32;
-      readonly baseCommit: string;
-      readonly risks: readonly string[];
-    }
-  | { readonly op: 'git.commit'; readonly branch: string }
-  | { readonly op: 'git.push'; readonly remote: string; readonly branch: string; readonly force: boolean }
-  | { readonly op: 'package.install'; readonly manager: string; readonly packages: readonly string[] }
-  | { readonly op: 'secret.use'; readonly handle: string }
-  | { readonly op: 'subagent.spawn'; readonly role: string }
-  | { readonly op: 'message.user'; readonly channel: string }
-  | { readonly op: 'github'; readonly action: string; readonly repo: string };
-
-export type OperationName = Operation['op'];
+export type { Operation, OperationName } from './schema.js';
 
 export const OPERATION_NAMES: readonly OperationName[] = [
   'fs.read',

@@ -9,18 +9,10 @@
  *      never past a deny, never for irreversible or destructive work;
  *   5. `ask` becomes `deny` when no human can be asked.
  */
-import { type Operation, type OperationName, type Reversibility, reversibilityOf } from './operation.js';
+import { type Reversibility, reversibilityOf } from './operation.js';
+import type { Actor, Decision, Operation, OperationName, PolicyRule, RiskProfile } from './schema.js';
 
-export type RiskProfile = 'readonly' | 'supervised' | 'full';
-export type Decision = 'allow' | 'ask' | 'deny';
-export type Actor = 'agent' | 'subagent' | 'worker' | 'runtime';
-
-export interface PolicyRule {
-  readonly decision: Decision;
-  readonly op: OperationName;
-  /** Exact match on exec argv[0], or a path prefix for fs ops, or a host for net. */
-  readonly match?: string;
-}
+export type { Actor, Decision, PolicyRule, RiskProfile } from './schema.js';
 
 export interface PolicySnapshot {
   readonly profile: RiskProfile;

@@ -18,7 +18,6 @@ export const TASK_STATUSES = [
   'Completed',
   'Failed',
   'Killed',
-  'Archived',
 ] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
@@ -37,7 +36,6 @@ export const PHASE_OF: Readonly<Record<Exclude<TaskStatus, 'Blocked'>, Phase>> =
   AwaitingUserReview: 'APPROVAL_GATE',
   Integrating: 'APPROVAL_GATE',
   Completed: 'COMMITTED',
-  Archived: 'COMMITTED',
   Failed: 'ABORTED',
   Killed: 'ABORTED',
 };
@@ -47,7 +45,9 @@ const ABORT = ['Failed', 'Killed'] as const;
 /**
  * The one catalog of legal status changes. `Verifying → Retrying` is the
  * VERIFY → IMPLEMENT revisit edge (and `Running → Retrying` an attempt that
- * produced no patch); the kernel charges both against the task's revisit budget. `Blocked → *` returns to the paused status only.
+ * produced no patch); the kernel charges both against the task's revisit budget.
+ * `Blocked` (a task paused by its exhausted budget) only ends: no adapter
+ * resumes a task, so the kernel has no edge back.
  */
 export const TASK_TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
   Created: ['Queued', 'Planning', 'Blocked', ...ABORT],
@@ -59,14 +59,13 @@ export const TASK_TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]
   AwaitingApproval: ['Integrating', 'AwaitingUserReview', 'Blocked', ...ABORT],
   AwaitingUserReview: ['Completed', ...ABORT],
   Integrating: ['Completed', ...ABORT],
-  Blocked: ['Created', 'Queued', 'Planning', 'Running', 'Verifying', 'Retrying', 'AwaitingApproval', ...ABORT],
-  Completed: ['Archived'],
-  Failed: ['Archived'],
-  Killed: ['Archived'],
-  Archived: [],
+  Blocked: [...ABORT],
+  Completed: [],
+  Failed: [],
+  Killed: [],
 };
 
-export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['Completed', 'Failed', 'Killed', 'Archived']);
+export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['Completed', 'Failed', 'Killed']);
 
 export const isLegalTransition = (from: TaskStatus, to: TaskStatus): boolean => TASK_TRANSITIONS[from].includes(to);
 
@@ -76,3 +75,24 @@ export const phaseOf = (status: TaskStatus, pausedFrom?: TaskStatus): Phase =>
       ? 'INIT'
       : PHASE_OF[pausedFrom]
     : PHASE_OF[status];
+
+/**
+ * The phase graph the status catalog implies: one `[from, to]` pair for each
+ * status edge that changes phase (a `Blocked` task keeps the phase of the
+ * status it paused). The state plane's SQL catalog (`crust_phase_edges`) is
+ * pinned to this set by packages/state/test/phase-catalog.test.ts.
+ */
+export function phaseEdges(): readonly (readonly [Phase, Phase])[] {
+  const seen = new Map<string, readonly [Phase, Phase]>();
+  const add = (from: Phase, to: Phase): undefined => {
+    if (from !== to) seen.set(`${from}>${to}`, [from, to]);
+  };
+  for (const from of TASK_STATUSES) {
+    if (from === 'Blocked') continue;
+    for (const to of TASK_TRANSITIONS[from]) {
+      if (to !== 'Blocked') add(PHASE_OF[from], PHASE_OF[to as Exclude<TaskStatus, 'Blocked'>]);
+      else for (const out of TASK_TRANSITIONS.Blocked) add(PHASE_OF[from], phaseOf(out));
+    }
+  }
+  return [...seen.values()];
+}

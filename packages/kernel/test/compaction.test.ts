@@ -31,12 +31,32 @@ describe('TaskCompacted', () => {
     kernel.step(ev({ kind: 'TaskCreated', goal: 'g', profile: 'supervised', approvalMode: 'ask', canAsk: true }));
     kernel.step(ev({ kind: 'TaskKilled', reason: 'stop' }));
     expect(kernel.taskStatus(T)).toBe('Killed');
-    const compactAt = 1_000 + seq + 1;
-    expect(kernel.step(ev({ kind: 'TaskCompacted' }))).toEqual([]);
+    const times: number[] = [];
+    const timed = (e: Record<string, unknown>): KernelEvent => {
+      const event = ev(e);
+      times.push(event.at);
+      return event;
+    };
+    expect(kernel.step(timed({ kind: 'TaskCompacted' }))).toEqual([]);
     expect(kernel.taskStatus(T)).toBeUndefined();
-    // An empty kernel whose clock reached the same time has the same state hash.
-    const empty = createKernel();
-    empty.step({ kind: 'Tick', seq: 1, at: compactAt } as KernelEvent);
-    expect(kernel.stateHash()).toBe(empty.stateHash());
+    // Another kernel whose clock reached the same time through another task, compacted too, has the
+    // same state hash: nothing of the task (not even its id) is left, only the clock.
+    const other = createKernel();
+    const U = makeId('TaskId', 'c2');
+    const at = times[0] ?? 0;
+    const base = { taskId: U };
+    other.step({
+      ...base,
+      seq: 1,
+      at: at - 2,
+      kind: 'TaskCreated',
+      goal: 'h',
+      profile: 'readonly',
+      approvalMode: 'deny',
+      canAsk: false,
+    } as KernelEvent);
+    other.step({ ...base, seq: 2, at: at - 1, kind: 'TaskKilled', reason: 'x' } as KernelEvent);
+    expect(other.step({ ...base, seq: 3, at, kind: 'TaskCompacted' } as KernelEvent)).toEqual([]);
+    expect(kernel.stateHash()).toBe(other.stateHash());
   });
 });

@@ -21,16 +21,7 @@ export type Intent =
       readonly fail: boolean;
     }
   | {
-      readonly i:
-        | 'ready'
-        | 'planned'
-        | 'pause'
-        | 'resume'
-        | 'cancel'
-        | 'kill'
-        | 'applied'
-        | 'integrationFailed'
-        | 'failed';
+      readonly i: 'ready' | 'planned' | 'cancel' | 'kill' | 'applied' | 'integrationFailed' | 'failed';
       readonly t: number;
     }
   | { readonly i: 'model'; readonly t: number; readonly tokens: number }
@@ -46,7 +37,8 @@ export type Intent =
       readonly human: boolean;
       readonly tamper: number;
     }
-  | { readonly i: 'tick'; readonly advanceMs: number }
+  /** Time passes with no event (the kernel has no clock events): the next event arrives later. */
+  | { readonly i: 'wait'; readonly advanceMs: number }
   | { readonly i: 'subagent'; readonly t: number };
 
 export const OPERATIONS: readonly Operation[] = [
@@ -73,8 +65,6 @@ export const intentArb: fc.Arbitrary<Intent> = fc.oneof(
     i: fc.constantFrom(
       'ready' as const,
       'planned' as const,
-      'pause' as const,
-      'resume' as const,
       'cancel' as const,
       'kill' as const,
       'applied' as const,
@@ -101,7 +91,7 @@ export const intentArb: fc.Arbitrary<Intent> = fc.oneof(
     human: fc.boolean(),
     tamper: fc.integer({ min: 0, max: 4 }),
   }),
-  fc.record({ i: fc.constant('tick' as const), advanceMs: fc.integer({ min: 0, max: 20 * 60_000 }) }),
+  fc.record({ i: fc.constant('wait' as const), advanceMs: fc.integer({ min: 0, max: 20 * 60_000 }) }),
   fc.record({ i: fc.constant('subagent' as const), t }),
 );
 
@@ -154,11 +144,7 @@ export class Driver {
     return makeId(kind, `x${this.#counter}`);
   }
 
-  eventFor(intent: Intent): KernelEvent {
-    if (intent.i === 'tick') {
-      this.#at += intent.advanceMs;
-      return { kind: 'Tick', ...this.#head() } as unknown as KernelEvent;
-    }
+  eventFor(intent: Exclude<Intent, { i: 'wait' }>): KernelEvent {
     const taskId = TASKS[intent.t] as TaskId;
     const h = this.#head(taskId);
     switch (intent.i) {
@@ -177,10 +163,6 @@ export class Driver {
         return { kind: 'WorkspaceReady', ...h, baseCommit: 'abc123' } as unknown as KernelEvent;
       case 'planned':
         return { kind: 'TaskPlanned', ...h, summary: 'plan' } as unknown as KernelEvent;
-      case 'pause':
-        return { kind: 'TaskPaused', ...h, reason: 'user' } as unknown as KernelEvent;
-      case 'resume':
-        return { kind: 'TaskResumed', ...h } as unknown as KernelEvent;
       case 'cancel':
         return { kind: 'TaskCancelled', ...h, reason: 'user' } as unknown as KernelEvent;
       case 'kill':
@@ -283,7 +265,10 @@ export class Driver {
   }
 
   run(intents: readonly Intent[]): void {
-    for (const intent of intents) this.feed(this.eventFor(intent));
+    for (const intent of intents) {
+      if (intent.i === 'wait') this.#at += intent.advanceMs;
+      else this.feed(this.eventFor(intent));
+    }
   }
 }
 

@@ -104,12 +104,13 @@ describe('approvals', () => {
     ]);
   });
 
-  it('expires unanswered approvals on Tick as a denial', () => {
+  it('an approval answered after its expiry is refused, and the task stays put', () => {
     const d = new Driver();
     d.run(upToVerified('ask', true, false));
-    const out = d.feed(d.eventFor({ i: 'tick', advanceMs: 16 * 60_000 }));
-    expect(kinds(out)).toEqual(expect.arrayContaining(['ApprovalExpired', 'TaskFinished']));
-    expect(d.feed(d.eventFor({ i: 'resolve', t: 0, grant: true, human: true, tamper: 0 }))[0]?.kind).toBe('Rejected');
+    d.run([{ i: 'wait', advanceMs: 16 * 60_000 }]);
+    const out = d.feed(d.eventFor({ i: 'resolve', t: 0, grant: true, human: true, tamper: 0 }));
+    expect(out).toMatchObject([{ kind: 'Rejected', reason: 'approval-expired' }]);
+    expect(d.kernel.taskStatus(makeId('TaskId', 'one'))).toBe('AwaitingApproval');
   });
 
   it('irreversible tool calls always ask, and destructive ones too', () => {
@@ -180,21 +181,17 @@ describe('the transition catalog', () => {
           continue;
         }
         expect(from, `${from} → ${to}`).not.toBe(to);
-        if (from === 'Blocked' || to === 'Blocked') continue; // pause/resume keeps the phase
-        if (to === 'Archived') {
-          expect(TERMINAL_STATUSES.has(from), `${from} → Archived`).toBe(true);
-          continue;
-        }
-        expect(TERMINAL_STATUSES.has(from), `nothing leaves ${from} but archiving`).toBe(false);
+        expect(TERMINAL_STATUSES.has(from), `nothing leaves ${from}`).toBe(false);
+        if (from === 'Blocked' || to === 'Blocked') continue; // a pause keeps the phase
         expect(
           allowedPhaseMove(phaseOf(from), phaseOf(to)),
           `${from} (${phaseOf(from)}) → ${to} (${phaseOf(to)})`,
         ).toBe(true);
       }
     }
-    // A blocked task resumes only to a live status, never straight to an end state but abort.
-    for (const to of TASK_TRANSITIONS.Blocked) expect(['Completed', 'Archived']).not.toContain(to);
-    expect(TASK_TRANSITIONS.Archived).toEqual([]);
+    // Nothing resumes a paused task: it can only end, and never as completed.
+    expect([...TASK_TRANSITIONS.Blocked].sort()).toEqual(['Failed', 'Killed']);
+    for (const end of TERMINAL_STATUSES) expect(TASK_TRANSITIONS[end]).toEqual([]);
     expect(illegal).toBeGreaterThan(120);
   });
 
@@ -217,10 +214,15 @@ describe('the transition catalog', () => {
       ],
       [...HAPPY_PATH.slice(0, 8)],
       [...HAPPY_PATH],
-      [...HAPPY_PATH.slice(0, 3), { i: 'pause', t: 0 }],
+      [
+        { i: 'create', t: 0, mode: 'ask', canAsk: true, fail: false },
+        { i: 'ready', t: 0 },
+        { i: 'planned', t: 0 },
+        { i: 'model', t: 0, tokens: 11_000 },
+      ],
       [...HAPPY_PATH.slice(0, 3), { i: 'kill', t: 0 }],
     ];
-    const probes: Intent[] = [
+    const probes: Exclude<Intent, { i: 'wait' }>[] = [
       { i: 'ready', t: 0 },
       { i: 'planned', t: 0 },
       { i: 'propose', t: 0, p: 1, risky: false },
@@ -229,8 +231,8 @@ describe('the transition catalog', () => {
       { i: 'rejectPatch', t: 0 },
       { i: 'applied', t: 0 },
       { i: 'integrationFailed', t: 0 },
-      { i: 'resume', t: 0 },
-      { i: 'pause', t: 0 },
+      { i: 'kill', t: 0 },
+      { i: 'cancel', t: 0 },
       { i: 'resolve', t: 0, grant: true, human: true, tamper: 0 },
       { i: 'tool', t: 0, op: 1, actor: 0 },
     ];

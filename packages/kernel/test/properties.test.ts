@@ -9,6 +9,8 @@ import {
   createKernel,
   encodeActions,
   isLegalTransition,
+  type KernelFlag,
+  LATEST_KERNEL_FLAGS,
   reversibilityOf,
   TOOL_ACTION_KINDS,
 } from '../src/index.js';
@@ -32,6 +34,8 @@ const chunkArb: fc.Arbitrary<Intent[]> = fc.oneof(
     { i: 'verified', t: ti, p: 0 },
     { i: 'resolve', t: ti, grant: true, human, tamper: 0 },
   ]),
+  // Spend the token budget, so tasks created with `fail: false` pause (Blocked).
+  t.map((ti): Intent[] => Array.from({ length: 4 }, () => ({ i: 'model' as const, t: ti, tokens: 3_000 }))),
   intentArb.map((i) => [i]),
 );
 const sequences = fc
@@ -44,11 +48,16 @@ const sequences = fc
   )
   .map((chunks) => chunks.flat());
 
-describe('kernel properties', () => {
+// Every property holds with the v1 behaviour (old logs) and with every flag on (new runs).
+describe.each([
+  ['v1 behaviour', [] as readonly KernelFlag[]],
+  ['latest flags', LATEST_KERNEL_FLAGS],
+])('kernel properties (%s)', (_name, flags) => {
+  const config = { defaultMaxRevisits: 3, flags };
   it('a killed or finished task emits no new tool action', () => {
     fc.assert(
       fc.property(sequences, (intents) => {
-        const d = new Driver();
+        const d = new Driver(createKernel(config));
         d.run(intents);
         const finished = new Set<string>();
         for (const { actions } of d.log) {
@@ -67,7 +76,7 @@ describe('kernel properties', () => {
   it('no irreversible action without a matching, unexpired, unused approval', () => {
     fc.assert(
       fc.property(sequences, (intents) => {
-        const d = new Driver();
+        const d = new Driver(createKernel(config));
         d.run(intents);
         const requested = new Map<string, { opHash: string; expiresAt: number }>();
         const used = new Set<string>();
@@ -95,7 +104,7 @@ describe('kernel properties', () => {
   it('no completion without a verified patch for the same task', () => {
     fc.assert(
       fc.property(sequences, (intents) => {
-        const d = new Driver();
+        const d = new Driver(createKernel(config));
         d.run(intents);
         const verified = new Map<string, Set<string>>();
         for (const { event, actions } of d.log) {
@@ -120,7 +129,7 @@ describe('kernel properties', () => {
   it('no transition outside the catalog, and revisits never exceed the budget', () => {
     fc.assert(
       fc.property(sequences, (intents) => {
-        const d = new Driver();
+        const d = new Driver(createKernel(config));
         d.run(intents);
         const revisits = new Map<string, number>();
         for (const a of d.log.flatMap((e) => e.actions)) {
@@ -137,8 +146,12 @@ describe('kernel properties', () => {
   it('a rejected event changes nothing', () => {
     fc.assert(
       fc.property(sequences, (intents) => {
-        const d = new Driver();
+        const d = new Driver(createKernel(config));
         for (const intent of intents) {
+          if (intent.i === 'wait') {
+            d.run([intent]);
+            continue;
+          }
           const before = d.kernel.stateHash();
           const out: readonly Action[] = d.feed(d.eventFor(intent));
           if (out.length === 1 && out[0]?.kind === 'Rejected' && d.kernel.stateHash() !== before) return false;
@@ -152,9 +165,9 @@ describe('kernel properties', () => {
   it('replaying the same events gives the same actions and the same state hash', () => {
     fc.assert(
       fc.property(sequences, (intents) => {
-        const d = new Driver();
+        const d = new Driver(createKernel(config));
         d.run(intents);
-        const fresh = createKernel({ defaultMaxRevisits: 3 });
+        const fresh = createKernel(config);
         for (const { event, actions } of d.log) {
           if (encodeActions(fresh.step(event)) !== encodeActions(actions)) return false;
         }

@@ -16,10 +16,12 @@ import {
   encodeActions,
   err,
   isKernelEventKind,
+  isKernelFlag,
   type Json,
   type Kernel,
   type KernelConfig,
   type KernelEvent,
+  LATEST_KERNEL_FLAGS,
   ok,
   type Result,
 } from '@crustcore/kernel';
@@ -55,11 +57,19 @@ const KernelConfigC = t.type({
   approvalTtlMs: Count,
   maxTasks: Count,
   maxToolCallsPerTask: Count,
-  retryPolicy: t.type({ maxAttempts: Count, baseDelayMs: Count, maxDelayMs: Count }),
   humanReviewRisks: t.readonlyArray(t.string),
 });
 
-const OpeningC = t.type({ v: t.literal(1), config: KernelConfigC, flags: t.readonlyArray(Count) });
+// Written later than the first kernel.open frames: absent means the behaviour those frames had
+// (no kernel flags; the cap a kernel without flag 3 never consults). Extra fields of older frames
+// (a retry policy the kernel no longer has) are ignored.
+const KernelConfigLaterC = t.partial({ maxPendingApprovals: Count, flags: t.readonlyArray(Count) });
+
+const OpeningC = t.type({
+  v: t.literal(1),
+  config: t.intersection([KernelConfigC, KernelConfigLaterC]),
+  flags: t.readonlyArray(Count),
+});
 
 export interface KernelOpening {
   readonly v: 1;
@@ -67,9 +77,17 @@ export interface KernelOpening {
   readonly flags: readonly number[];
 }
 
-/** The payload of the `kernel.open` frame for a kernel with `config` (defaults filled in). */
+/**
+ * The payload of the `kernel.open` frame for a kernel with `config` (defaults filled in). Two
+ * numbered lists live in it: `flags` (the ledger's behaviour, above) and `config.flags` (the
+ * kernel's own, @crustcore/kernel flags.ts); a new ledger gets the latest of both.
+ */
 export function kernelOpening(config: Partial<KernelConfig> = {}): KernelOpening {
-  return { v: 1, config: { ...DEFAULT_KERNEL_CONFIG, ...config }, flags: [...CURRENT_BEHAVIOUR_FLAGS] };
+  return {
+    v: 1,
+    config: { ...DEFAULT_KERNEL_CONFIG, flags: LATEST_KERNEL_FLAGS, ...config },
+    flags: [...CURRENT_BEHAVIOUR_FLAGS],
+  };
 }
 
 /** Decodes a `kernel.open` payload (untrusted: it comes from a file). */
@@ -80,7 +98,19 @@ export function decodeKernelOpening(payload: unknown): Result<string, KernelOpen
   if (unknown.length > 0) {
     return err(`unknown behaviour flag(s) ${unknown.join(', ')}: a newer CrustCore wrote this log; upgrade to read it`);
   }
-  return ok(decoded.right);
+  const { maxPendingApprovals, flags: kernelFlags = [], ...rest } = decoded.right.config;
+  const unknownKernel = kernelFlags.filter((flag) => !isKernelFlag(flag));
+  if (unknownKernel.length > 0) {
+    return err(
+      `unknown kernel flag(s) ${unknownKernel.join(', ')}: a newer CrustCore wrote this log; upgrade to read it`,
+    );
+  }
+  const config: KernelConfig = {
+    ...rest,
+    maxPendingApprovals: maxPendingApprovals ?? DEFAULT_KERNEL_CONFIG.maxPendingApprovals,
+    flags: kernelFlags.filter(isKernelFlag),
+  };
+  return ok({ v: 1, config, flags: decoded.right.flags });
 }
 
 /**

@@ -256,8 +256,6 @@ export class StoryBuilder {
         draft.outcome = 'cancelled';
         draft.outcomeReason = text(f, 'reason') ?? draft.outcomeReason;
         return `task cancelled: ${quote(text(f, 'reason') ?? '')}`;
-      case 'TaskPaused':
-        return `task paused: ${quote(text(f, 'reason') ?? '')}`;
       case RECOVERED_KIND:
         return `log recovered after a crash: ${number(f, 'truncatedBytes') ?? '?'} torn bytes dropped`;
       default:

@@ -28,7 +28,14 @@ export type {
   WorkerRun,
   Workspace,
 } from './ports.js';
-export { projectDirOf, type RunTaskOptions, type RunTaskResult, runTask, SetupError } from './run-task.js';
+export {
+  projectDirOf,
+  type RunTaskOptions,
+  type RunTaskResult,
+  runTask,
+  SetupError,
+  TaskKillRequest,
+} from './run-task.js';
 export { type RuntimeIds, randomIds, randomToken } from './runtime-ids.js';
 export { loadRuntimeRedactor } from './runtime-redactor.js';
 export {
@@ -39,5 +46,12 @@ export {
   type TaskPorts,
   type TaskSpec,
 } from './task-loop.js';
+export {
+  guardOutput,
+  guardTerminalText,
+  hasHiddenCharacters,
+  sanitizeForTerminal,
+  sanitizeName,
+} from './terminal-text.js';
 export type { ModelUsage, ToolCallOutcome, ToolCallRequest, ToolExecution, ToolGate } from './tool-gate-types.js';
 export { VerifySession, type VerifySessionOptions } from './verify-session.js';

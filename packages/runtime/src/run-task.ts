@@ -78,6 +78,11 @@ export interface RunTaskResult {
 }
 
 /** A setup problem the user can fix; the message says how. */
+/** Abort a task's signal with this to kill it (TaskKilled, hard stop) instead of cancelling it. */
+export class TaskKillRequest extends Error {
+  override readonly name = 'TaskKillRequest';
+}
+
 export class SetupError extends Error {
   override readonly name = 'SetupError';
 }
@@ -200,7 +205,13 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       if (reason?.name === 'TimeoutError') return 'stopped: the time limit (--timeout) ran out';
       return typeof reason?.message === 'string' && reason.message !== '' ? reason.message : 'interrupted by the user';
     };
-    const onAbort = (): void => void loop.cancel(stopReason()).catch(() => undefined);
+    // A TaskKillRequest as the abort reason (the daemon's `kill`) is a kill, anything else a cancel.
+    const onAbort = (): void =>
+      void (
+        options.signal?.reason instanceof TaskKillRequest
+          ? loop.kill(options.signal.reason.message)
+          : loop.cancel(stopReason())
+      ).catch(() => undefined);
     if (options.signal?.aborted === true) onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
     outcome = await loop.run();

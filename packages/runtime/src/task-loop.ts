@@ -162,6 +162,12 @@ export class TaskLoop {
     );
   }
 
+  /** Stops the task hard, now (`crustcore kill`): the kernel answers StopTask {hard} and TaskFinished. */
+  async kill(reason: string): Promise<void> {
+    if (this.#finished !== null) return;
+    await this.#drive(await this.submit({ kind: 'TaskKilled', taskId: this.#spec.taskId, reason }));
+  }
+
   async run(): Promise<TaskOutcome> {
     const s = this.#spec;
     try {

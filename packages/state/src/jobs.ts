@@ -13,17 +13,7 @@
  * - Status changes follow the catalog `crust_job_status_edges`, enforced by a
  *   trigger.
  */
-import {
-  DEFAULT_RETRY_POLICY,
-  err,
-  isId,
-  type JobId,
-  type Json,
-  ok,
-  type Result,
-  type RetryPolicy,
-  type TaskId,
-} from '@crustcore/kernel';
+import { err, isId, type JobId, type Json, ok, type Result, type TaskId } from '@crustcore/kernel';
 import * as t from 'io-ts';
 import type { Db, DbExecutor } from './db.js';
 import { DbBigInt, DbDate, DbInt, DbJson, decodeRow, encodeJson, nullable } from './db-values.js';
@@ -41,6 +31,35 @@ export const JOB_STATUSES = [
   'Expired',
 ] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
+/**
+ * The job machine. Its one authority is the database: `crust_job_status_edges`
+ * and its trigger (migration 3) refuse any other move, for every daemon on
+ * every host, with leases fenced by tokens from one sequence. This table is
+ * the same catalog for TypeScript readers; suite-jobs.ts pins the two. (The
+ * kernel had a second, in-process copy that no adapter drove; it was removed:
+ * docs/daemon.md, "One job machine".)
+ */
+export const JOB_TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> = {
+  Queued: ['Leased', 'Killed'],
+  Leased: ['Running', 'HeartbeatMissing', 'Expired', 'Completed', 'Failed', 'Killed', 'Retrying'],
+  Running: ['HeartbeatMissing', 'Expired', 'Completed', 'Failed', 'Killed', 'Retrying'],
+  HeartbeatMissing: ['Running', 'Expired', 'Completed', 'Failed', 'Killed', 'Retrying'],
+  Expired: ['Retrying', 'Failed'],
+  Retrying: ['Leased', 'Killed', 'Failed'],
+  Completed: [],
+  Failed: [],
+  Killed: [],
+};
+
+export interface RetryPolicy {
+  readonly maxAttempts: number;
+  /** Backoff before attempt n (n ≥ 2) is baseDelayMs × 2^(n−2), capped. */
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 1_000, maxDelayMs: 60_000 };
+
 export const LIVE_JOB_STATUSES: readonly JobStatus[] = ['Leased', 'Running', 'HeartbeatMissing'];
 export const TERMINAL_JOB_STATUSES: readonly JobStatus[] = ['Completed', 'Failed', 'Killed'];
 
@@ -244,7 +263,7 @@ export interface EnqueueJobInput {
   readonly taskId?: TaskId;
   readonly payload?: Json;
   readonly budget?: Json;
-  /** Overrides of the kernel's DEFAULT_RETRY_POLICY (maxAttempts 1..100, delays 0..24 h). */
+  /** Overrides of DEFAULT_RETRY_POLICY (maxAttempts 1..100, delays 0..24 h). */
   readonly retry?: Partial<RetryPolicy>;
   /** Stop the job this long after enqueue if it has not finished (a bound on its whole life). */
   readonly deadlineMs?: number;
@@ -450,7 +469,7 @@ export function completeJob(
   return fencedUpdate(db, lease, `status = 'Completed', result = ($3::text)::jsonb`, [result.right], 'Completed');
 }
 
-/** The kernel's retryDelayMs for the next attempt (attempt + 1): base × 2^(attempt − 1), capped. */
+/** The backoff before the next attempt (attempt + 1): base × 2^(attempt − 1), capped. */
 const backoff = (alias: string): string =>
   `least(${alias}retry_base_delay_ms::float8 * power(2, ${alias}attempt - 1), ${alias}retry_max_delay_ms)
    * interval '1 millisecond'`;

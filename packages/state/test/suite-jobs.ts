@@ -1,4 +1,3 @@
-import { JOB_TRANSITIONS } from '@crustcore/kernel';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   acknowledgeCancel,
@@ -11,6 +10,7 @@ import {
   failJob,
   getJob,
   heartbeatJob,
+  JOB_TRANSITIONS,
   type JobLease,
   jobProgress,
   killJob,
@@ -130,16 +130,15 @@ export function jobSuite(engine: EngineHarness): void {
       left(await heartbeatJob(db, lease), 'FenceRejected');
     });
 
-    it("holds the kernel's job transition catalog (plus the retry edges the kernel's step takes)", async () => {
+    it('holds the job transition catalog that JOB_TRANSITIONS describes', async () => {
       const rows = await db.query<{ from_status: string; to_status: string }>(
         'SELECT from_status, to_status FROM crust_job_status_edges',
       );
       const inDatabase = rows.rows.map((row) => `${row.from_status}->${row.to_status}`).sort();
-      const fromKernel = Object.entries(JOB_TRANSITIONS).flatMap(([from, targets]) =>
+      const described = Object.entries(JOB_TRANSITIONS).flatMap(([from, targets]) =>
         targets.map((to) => `${from}->${to}`),
       );
-      const expected = new Set([...fromKernel, 'Leased->Retrying', 'HeartbeatMissing->Retrying']);
-      expect(inDatabase).toEqual([...expected].sort());
+      expect(inDatabase).toEqual(described.sort());
     });
 
     it('keeps tokens increasing and job status moves on the catalog, even for raw SQL', async () => {

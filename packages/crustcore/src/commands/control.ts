@@ -14,9 +14,9 @@ import { parseArgs } from 'node:util';
 import type { Json } from '@crustcore/kernel';
 import { escapeForPerson } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
+import { askDaemon, asList, asRecord, CLIENT_OPTIONS, CLIENT_USAGE, socketOf, text } from '../cli/daemon-client.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
-import { askDaemon, asList, asRecord, CLIENT_OPTIONS, CLIENT_USAGE, socketOf, text } from '../daemon/admin-cli.js';
 import { colorDiffLine, seeWholePatch } from '../render/approval-channel.js';
 
 function idArgument(positionals: readonly string[], name: string): string {

@@ -4,10 +4,9 @@
  * state plane's mirror of the ledger agrees with the file. Loaded only when
  * asked for (full build only), so plain `inspect` never opens a database.
  */
+import { ledgerIdFor, ledgerSummaries, openState, StateOpenError } from '@crustcore/daemon';
 import type { CrossCheckReport } from '@crustcore/state';
 import { UsageError } from '../cli/command.js';
-import { ledgerIdFor, ledgerSummaries } from '../daemon/ledger-mirror-sync.js';
-import { openState, StateOpenError } from '../daemon/state-access.js';
 
 export interface MirrorCheck {
   readonly ledgerId: string;

@@ -4,9 +4,11 @@
  * story. Exit 0 when intact; otherwise the reason's own code (INSPECT_EXIT),
  * naming the first bad seq and the reason on stderr. A torn tail left by a crash is reported, not failed.
  */
+
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { daemonStateDir } from '@crustcore/daemon';
 import {
   defaultHeadPath,
   describeReceiptKeyError,
@@ -23,7 +25,6 @@ import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode, INSPECT_EXIT, INSPECT_MIRROR_MISMATCH } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome, currentProjectDir } from '../cli/paths.js';
-import { daemonStateDir } from '../daemon/paths.js';
 import type { MirrorCheck } from './inspect-mirror.js';
 
 /** Default state directory when neither --dir nor --log is given. */

@@ -12,24 +12,33 @@
  *
  *   crustcore mcp-token TASK [--state-dir DIR | --socket PATH] [--json]
  */
+
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import {
+  type AdminReply,
+  AdminSocketError,
+  adminError,
+  adminOk,
+  callAdmin,
+  loadStatePlane,
+  mcpSocketDir,
+  mcpStateDir,
+  openState,
+  StateOpenError,
+  startAdminServer,
+} from '@crustcore/daemon';
 import type { Json } from '@crustcore/kernel';
 import { loadRuntimeRedactor } from '@crustcore/runtime';
 import type { Db } from '@crustcore/state';
 import { type Argv, openRepository, splitArgv } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
+import { asList, asRecord, text } from '../cli/daemon-client.js';
 import { requireFullBuild } from '../cli/edition.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
-import { asList, asRecord, text } from '../daemon/admin-cli.js';
-import { callAdmin } from '../daemon/admin-client.js';
-import { type AdminReply, adminError, adminOk } from '../daemon/admin-protocol.js';
-import { AdminSocketError, startAdminServer } from '../daemon/admin-server.js';
-import { mcpSocketDir, mcpStateDir } from '../daemon/paths.js';
-import { loadStatePlane, openState, StateOpenError } from '../daemon/state-access.js';
 
 declare const CRUSTCORE_VERSION: string;
 const VERSION: string = typeof CRUSTCORE_VERSION === 'string' ? CRUSTCORE_VERSION : '0.0.0-dev';

@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RiskProfile } from '@crustcore/kernel';
 import type { RunTaskResult, TaskOutcomeKind } from '@crustcore/runtime';
-import { LedgerBusyError, randomIds, runTask, SetupError } from '@crustcore/runtime';
+import { LedgerBusyError, randomIds, runTask, SetupError, sanitizeForTerminal } from '@crustcore/runtime';
 import { argvHash, decideSandboxCommand } from '@crustcore/sandbox';
 import {
   type Argv,
@@ -28,7 +28,6 @@ import { writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
 import { approvalChannel } from '../render/approval-channel.js';
 import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../render/narrator.js';
-import { sanitizeForTerminal } from '../render/terminal-text.js';
 import { loadPackBackend, PACK_BACKENDS } from './pack-backends.js';
 
 const USAGE =

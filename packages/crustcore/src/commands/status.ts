@@ -4,9 +4,9 @@
  */
 import { parseArgs } from 'node:util';
 import type { Command } from '../cli/command.js';
+import { askDaemon, asList, asRecord, CLIENT_OPTIONS, CLIENT_USAGE, socketOf, text } from '../cli/daemon-client.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { writeLine } from '../cli/output.js';
-import { askDaemon, asList, asRecord, CLIENT_OPTIONS, CLIENT_USAGE, socketOf, text } from '../daemon/admin-cli.js';
 
 export const statusCommand: Command = {
   name: 'status',

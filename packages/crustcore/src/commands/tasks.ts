@@ -10,15 +10,24 @@
  * `--database-url` they go straight to a shared PostgreSQL instead (no daemon
  * needs to run here: any daemon on any host sharing it picks the task up).
  */
+
 import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import {
+  daemonStateDir,
+  decodeTaskJobPayload,
+  describeJob,
+  enqueueTaskJob,
+  newestTaskJobs,
+  openState,
+  PackBackendC,
+  StateOpenError,
+  type TaskJobPayload,
+} from '@crustcore/daemon';
 import type { Json } from '@crustcore/kernel';
 import { type Argv, splitArgv } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
-import { ExitCode } from '../cli/exit-codes.js';
-import { type Io, writeLine } from '../cli/output.js';
-import { crustcoreHome } from '../cli/paths.js';
 import {
   type AdminAnswer,
   askDaemon,
@@ -28,11 +37,10 @@ import {
   CLIENT_USAGE,
   socketOf,
   text,
-} from '../daemon/admin-cli.js';
-import { daemonStateDir } from '../daemon/paths.js';
-import { describeJob, enqueueTaskJob, newestTaskJobs } from '../daemon/queue.js';
-import { openState, StateOpenError } from '../daemon/state-access.js';
-import { decodeTaskJobPayload, PackBackendC, type TaskJobPayload } from '../daemon/task-job.js';
+} from '../cli/daemon-client.js';
+import { ExitCode } from '../cli/exit-codes.js';
+import { type Io, writeLine } from '../cli/output.js';
+import { crustcoreHome } from '../cli/paths.js';
 
 const ADD_USAGE = `crustcore tasks add --dir DIR --goal TEXT (--worker ARGV | --backend codex|claude|native [--model M]) [--verify ARGV] [--approve auto|ask|deny] [--max-revisits N] [--timeout SECONDS] [--database-url URL] ${CLIENT_USAGE}`;
 const LIST_USAGE = `crustcore tasks [list] [--limit N] [--database-url URL] ${CLIENT_USAGE}`;

@@ -7,8 +7,8 @@
  */
 import { createInterface } from 'node:readline';
 import type { ApprovalChannel, ApprovalContext, ApprovalRequest } from '@crustcore/runtime';
+import { hasHiddenCharacters, sanitizeForTerminal, sanitizeName } from '@crustcore/runtime';
 import type { Style } from '../cli/output.js';
-import { hasHiddenCharacters, sanitizeForTerminal, sanitizeName } from './terminal-text.js';
 
 export interface TerminalIo {
   readonly input: NodeJS.ReadableStream & { isTTY?: boolean };

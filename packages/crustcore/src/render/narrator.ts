@@ -6,8 +6,8 @@
 import type { Writable } from 'node:stream';
 import type { Action, KernelEvent } from '@crustcore/kernel';
 import type { Narrator } from '@crustcore/runtime';
+import { sanitizeForTerminal } from '@crustcore/runtime';
 import type { Style } from '../cli/output.js';
-import { sanitizeForTerminal } from './terminal-text.js';
 
 const short = (hash: string | null | undefined): string => (hash ? hash.slice(0, 10) : '—');
 const ms = (n: number): string => (n < 1_000 ? `${n} ms` : `${(n / 1_000).toFixed(1)} s`);

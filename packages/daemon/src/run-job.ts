@@ -10,22 +10,39 @@
  * never collide with a dead attempt's leftovers.
  */
 import { type JobId, makeId, type TaskId } from '@crustcore/kernel';
-import type { TaskOutcomeKind } from '@crustcore/runtime';
+import type { Narrator, RunTaskOptions, RunTaskResult, TaskOutcomeKind } from '@crustcore/runtime';
 import { randomIds, runTask, SetupError } from '@crustcore/runtime';
 import { type Argv, type CodingBackend, detectVerifyCommand, ExternalCommandBackend } from '@crustcore/verify';
-import { UsageError } from '../cli/command.js';
-import { loadPackBackend } from '../commands/pack-backends.js';
-import { silentNarrator } from '../render/narrator.js';
 import type { JobRunResult, RunningJob } from './supervisor.js';
-import type { TaskJobResult } from './task-job.js';
+import type { PackBackendName, TaskJobResult } from './task-job.js';
+
+/** What a pack backend is built from; the surface that hosts the daemon (the CLI) knows how. */
+export interface BackendRequest {
+  readonly name: PackBackendName;
+  readonly goal: string;
+  readonly model: string | undefined;
+  readonly env: NodeJS.ProcessEnv;
+  readonly home: string;
+  /** The runtime's worker capability, ledger note and kernel-mediated tool gate for this task. */
+  readonly runtime: Parameters<RunTaskOptions['makeBackend']>[0];
+}
+
+export type BackendLoader = (request: BackendRequest) => Promise<CodingBackend>;
 
 export interface TaskJobContext {
   readonly home: string;
   readonly env: NodeJS.ProcessEnv;
   readonly owner: string;
+  /** Builds a pack backend (Codex CLI, Claude Code, the native agent) for a job that names one. */
+  readonly loadBackend: BackendLoader;
+  /** True for errors that fail the same way on every retry (bad options, a missing CLI or key). */
+  readonly isSetupError?: (error: unknown) => boolean;
   /** Called with the project's ledger after the task ran (mirrors it into the state plane). */
   readonly afterRun?: (logPath: string) => Promise<void>;
 }
+
+/** A daemon task has no terminal: its story is the ledger and the daemon's own log. */
+const silentNarrator: Narrator = { event() {}, note() {} };
 
 const RETRYABLE: ReadonlySet<TaskOutcomeKind> = new Set(['internal']);
 
@@ -47,6 +64,54 @@ export function stoppableBackend(backend: CodingBackend, stop: AbortSignal): Cod
         ...context,
         signal: context.signal === undefined ? stop : AbortSignal.any([context.signal, stop]),
       }),
+  };
+}
+
+/** Who writes the patch: the job's worker command, or the pack backend it names (built by the host). */
+function jobBackend(job: RunningJob, context: TaskJobContext, signal: AbortSignal): RunTaskOptions['makeBackend'] {
+  const { payload } = job;
+  return async (runtime) => {
+    if (payload.worker !== null)
+      return stoppableBackend(new ExternalCommandBackend(runtime.workerCap(), { argv: payload.worker }), signal);
+    // The codec guarantees a backend when there is no worker command.
+    const backend = await context.loadBackend({
+      name: payload.backend ?? 'native',
+      goal: payload.goal,
+      model: payload.model,
+      env: context.env,
+      home: context.home,
+      runtime,
+    });
+    return stoppableBackend(backend, signal);
+  };
+}
+
+/** How the run ended, as the job row records it. */
+function settled(
+  job: RunningJob,
+  context: TaskJobContext,
+  taskId: TaskId,
+  run: RunTaskResult,
+  signal: AbortSignal,
+): JobRunResult {
+  const outcome = run.outcome;
+  const result: TaskJobResult = {
+    taskId,
+    outcome: outcome.kind,
+    reason: outcome.reason.slice(0, 2_000),
+    attempts: outcome.attempts,
+    patchHash: outcome.patchHash,
+    applied: outcome.journalId,
+    owner: context.owner,
+    stateDir: run.projectDir,
+  };
+  if (outcome.kind === 'completed') return { kind: 'succeeded', result };
+  const timedOut = !job.signal.aborted && signal.aborted;
+  return {
+    kind: 'failed',
+    result,
+    error: `${outcome.kind}: ${timedOut ? `timed out after ${job.payload.timeoutSeconds} s` : result.reason}`,
+    retryable: RETRYABLE.has(outcome.kind),
   };
 }
 
@@ -76,22 +141,7 @@ export async function runTaskJob(job: RunningJob, context: TaskJobContext): Prom
       env: context.env,
       verifyArgv,
       verifyArgvFromUser: payload.verify !== null && payload.verifyFromUser,
-      makeBackend: async ({ workerCap, toolGate, note }) => {
-        if (payload.worker !== null)
-          return stoppableBackend(new ExternalCommandBackend(workerCap(), { argv: payload.worker }), signal);
-        // The codec guarantees a backend when there is no worker command.
-        const name = payload.backend ?? 'native';
-        const backend = await loadPackBackend(name, {
-          workerCap,
-          toolGate,
-          env: context.env,
-          goal: payload.goal,
-          home: context.home,
-          options: payload.model === undefined ? {} : { model: payload.model },
-          note,
-        });
-        return stoppableBackend(backend, signal);
-      },
+      makeBackend: jobBackend(job, context, signal),
       approvals: job.approvals,
       approvalMode: payload.approve,
       // The approval desk is the person who can be asked.
@@ -103,28 +153,11 @@ export async function runTaskJob(job: RunningJob, context: TaskJobContext): Prom
       signal,
     });
     await context.afterRun?.(run.logPath);
-    const outcome = run.outcome;
-    const result: TaskJobResult = {
-      taskId,
-      outcome: outcome.kind,
-      reason: outcome.reason.slice(0, 2_000),
-      attempts: outcome.attempts,
-      patchHash: outcome.patchHash,
-      applied: outcome.journalId,
-      owner: context.owner,
-      stateDir: run.projectDir,
-    };
-    if (outcome.kind === 'completed') return { kind: 'succeeded', result };
-    const timedOut = !job.signal.aborted && signal.aborted;
-    return {
-      kind: 'failed',
-      result,
-      error: `${outcome.kind}: ${timedOut ? `timed out after ${payload.timeoutSeconds} s` : result.reason}`,
-      retryable: RETRYABLE.has(outcome.kind),
-    };
+    return settled(job, context, taskId, run, signal);
   } catch (error) {
     // A setup problem (sandbox, missing CLI or API key) fails the same way on every retry.
-    if (error instanceof SetupError || error instanceof UsageError) return failed(error.message, false);
+    if (error instanceof SetupError || context.isSetupError?.(error) === true)
+      return failed(error instanceof Error ? error.message : String(error), false);
     return failed(`internal: ${error instanceof Error ? error.message : String(error)}`, true);
   }
 }

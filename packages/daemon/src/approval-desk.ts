@@ -9,8 +9,12 @@
  * renewed; a daemon that lost its lease (another daemon owns the job now)
  * denies instead of applying.
  */
-import type { ApprovalChannel, ApprovalContext, ApprovalRequest } from '@crustcore/runtime';
-import { sanitizeForTerminal } from '../render/terminal-text.js';
+import {
+  type ApprovalChannel,
+  type ApprovalContext,
+  type ApprovalRequest,
+  sanitizeForTerminal,
+} from '@crustcore/runtime';
 import type { ApproveMode } from './task-job.js';
 
 export const APPROVAL_LIMITS = {

@@ -3,14 +3,13 @@
  * approve, deny) share: finding the daemon's socket, sending one request,
  * printing the reply for people or as JSON, and mapping errors to exit codes.
  */
+
+import { type AdminErrorCode, adminSocketPath, callAdmin, daemonStateDir } from '@crustcore/daemon';
 import type { Json } from '@crustcore/kernel';
 import { escapeForPerson } from '@crustcore/verify';
-import { ExitCode } from '../cli/exit-codes.js';
-import { type Io, writeLine } from '../cli/output.js';
-import { crustcoreHome } from '../cli/paths.js';
-import { callAdmin } from './admin-client.js';
-import type { AdminErrorCode } from './admin-protocol.js';
-import { adminSocketPath, daemonStateDir } from './paths.js';
+import { ExitCode } from './exit-codes.js';
+import { type Io, writeLine } from './output.js';
+import { crustcoreHome } from './paths.js';
 
 /** parseArgs options every client command accepts. */
 export const CLIENT_OPTIONS = {

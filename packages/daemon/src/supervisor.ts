@@ -17,7 +17,7 @@
  * for expiry: only the database's `now()` decides.
  */
 import { hostname } from 'node:os';
-import type { ApprovalChannel } from '@crustcore/runtime';
+import { type ApprovalChannel, TaskKillRequest } from '@crustcore/runtime';
 import type { Db, JobLease } from '@crustcore/state';
 import type { ApprovalDesk } from './approval-desk.js';
 import { KeyedQueue } from './keyed-queue.js';
@@ -78,6 +78,14 @@ interface Active {
   lastBeatOkMs: number;
   beating: boolean;
   done: Promise<void>;
+}
+
+/** What a run's signal is aborted with: only `kill` asks the runtime for a hard kill. */
+export function abortReasonFor(reason: AbortReason): Error {
+  if (reason === 'kill') return new TaskKillRequest('killed by crustcore kill');
+  const error = new Error(`stopped by the daemon (${reason})`);
+  error.name = 'AbortError';
+  return error;
 }
 
 export const defaultOwnerName = (): string => `${hostname()}:${process.pid}`;
@@ -177,7 +185,8 @@ export class Supervisor {
     this.#o.desk.denyJob(active.lease.jobId);
     if (!active.abort.signal.aborted) {
       this.#o.log('job.stopping', { jobId: active.lease.jobId, taskId: active.taskId, reason: active.reason });
-      active.abort.abort();
+      // The runtime turns the abort into a kernel event: TaskKilled for a kill, TaskCancelled otherwise.
+      active.abort.abort(abortReasonFor(active.reason));
     }
   }
 
