@@ -19,6 +19,11 @@ export {
 } from './env/sanitize-env.js';
 export { looksLikeSecretName, looksLikeSecretValue } from './env/secret-shape.js';
 export {
+  type EnvironmentBinds,
+  type EnvironmentBindsRequest,
+  MAX_ENVIRONMENT_BINDS,
+} from './mount/environment-bind.js';
+export {
   type BindMode,
   type ExtraBind,
   type ExtraBindRequest,
@@ -53,6 +58,7 @@ export {
   type SandboxBackendKind,
   type SandboxProfile,
   type SandboxProfileName,
+  SETUP_PROXY_PORT,
 } from './profile/sandbox-profile.js';
 export {
   type ProcessLimitEnforcement,
