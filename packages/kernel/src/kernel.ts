@@ -49,7 +49,13 @@ export const DEFAULT_KERNEL_CONFIG: KernelConfig = {
   retryPolicy: DEFAULT_RETRY_POLICY,
   // The verifier's names (@crustcore/verify HUMAN_REVIEW_RISK_KINDS); the kernel
   // cannot import it, so packages/crustcore/test/risk-names.test.ts pins the two.
-  humanReviewRisks: ['tests-weakened', 'ci-workflow-changed', 'secret-like-file', 'symlink-outside'],
+  humanReviewRisks: [
+    'tests-weakened',
+    'ci-workflow-changed',
+    'secret-like-file',
+    'symlink-outside',
+    'dependencies-changed',
+  ],
 };
 
 type ToolCallState = 'awaiting-approval' | 'running' | 'done' | 'denied';

@@ -21,10 +21,16 @@ import { argvHash, mintSandboxExecCap, type SandboxExecCap } from '@crustcore/sa
 import {
   type Argv,
   type CodingBackend,
+  commitTree,
+  type EnvironmentContext,
   journalDir,
   openRepository,
+  type PreparedEnvironment,
+  prepareEnvironment,
   type Repository,
   recoverJournals,
+  resolveCommit,
+  userNpmRegistry,
 } from '@crustcore/verify';
 import { LedgerRecorder, type Redact } from './ledger-recorder.js';
 import type { ApprovalChannel, Narrator } from './ports.js';
@@ -64,6 +70,12 @@ export interface RunTaskOptions {
   readonly redact?: Redact;
   readonly verifyTimeoutMs?: number;
   readonly signal?: AbortSignal;
+  /** `--setup ARGV`: the dependency setup to run when installed dependencies do not match. */
+  readonly setupArgv?: Argv | null;
+  /** A person approved dependency install scripts (`--allow-install-scripts`). */
+  readonly allowInstallScripts?: boolean;
+  /** False: no dependency or toolchain binds (the sandboxes see only the system). Default true. */
+  readonly environment?: boolean;
 }
 
 export interface RunTaskResult {
@@ -114,8 +126,13 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
 
   const verifyCap = mintSandboxExecCap('verify');
   if (verifyCap._tag === 'Left') throw new SetupError(`sandbox: ${verifyCap.left.message}. Run "crustcore doctor".`);
+  const environment = options.environment === false ? null : await environmentContextOf(options, repo);
+  const workerEnvironment = environment === null ? null : await workerEnvironmentOf(options, repo, environment);
   const workerCap = (): SandboxExecCap => {
-    const cap = mintSandboxExecCap('worker');
+    const cap = mintSandboxExecCap(
+      'worker',
+      workerEnvironment === null ? {} : { environment: workerEnvironment.binds },
+    );
     if (cap._tag === 'Left') throw new SetupError(`sandbox: ${cap.left.message}. Run "crustcore doctor".`);
     return cap.right;
   };
@@ -153,6 +170,8 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       ...(options.verifyArgvFromUser ? { approvedArgvHashes: new Set([argvHash(options.verifyArgv)]) } : {}),
       ...(options.ref === undefined ? {} : { ref: options.ref }),
       ...(options.verifyTimeoutMs === undefined ? {} : { verifyTimeoutMs: options.verifyTimeoutMs }),
+      ...(environment === null ? {} : { environment }),
+      ...(workerEnvironment === null ? {} : { environmentFiles: workerEnvironment.files }),
     });
     const loop = new TaskLoop(
       {
@@ -212,4 +231,42 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       verified === null ? null : (JSON.parse(JSON.stringify(verified.evidence())) as Record<string, unknown>),
     inspect,
   };
+}
+
+/** What every run of this task needs to prepare its environment; progress goes to the narrator. */
+async function environmentContextOf(options: RunTaskOptions, repo: Repository): Promise<EnvironmentContext> {
+  return {
+    userRoot: repo.root,
+    env: options.env,
+    registryUrl: await userNpmRegistry(repo.root, options.env),
+    ...(options.setupArgv === undefined ? {} : { setupArgv: options.setupArgv }),
+    ...(options.allowInstallScripts === undefined ? {} : { allowInstallScripts: options.allowInstallScripts }),
+    progress: (event) => options.narrator.note('environment.progress', { ...event }),
+  };
+}
+
+/**
+ * The worker's environment, for the base commit (the worker's tree before it
+ * starts). A setup that fails leaves the worker without dependencies (said in a
+ * note); verification prepares its own environment and reports its own failure.
+ */
+async function workerEnvironmentOf(
+  options: RunTaskOptions,
+  repo: Repository,
+  context: EnvironmentContext,
+): Promise<PreparedEnvironment | null> {
+  const base = await resolveCommit(repo, options.ref ?? 'HEAD');
+  if (base._tag === 'Left') return null;
+  const prepared = await prepareEnvironment({ ...context, tree: commitTree(repo, base.right), home: options.home });
+  if (prepared._tag === 'Left') {
+    options.narrator.note('environment', { ok: false, message: prepared.left.message });
+    return null;
+  }
+  options.narrator.note('environment', {
+    ok: true,
+    mode: prepared.right.mode,
+    hash: prepared.right.hash,
+    notes: [...prepared.right.notes],
+  });
+  return prepared.right;
 }

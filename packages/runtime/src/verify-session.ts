@@ -14,8 +14,10 @@ import {
   type BaselineRun,
   type CodingBackend,
   commitVerifiedPatch,
+  copyExtraFiles,
   createTaskWorktree,
   type Diagnosis,
+  type EnvironmentContext,
   type Repository,
   removeTaskWorktree,
   runBaselineVerify,
@@ -56,6 +58,10 @@ export interface VerifySessionOptions {
   readonly approvedArgvHashes?: ReadonlySet<string>;
   /** Run the verify command on the base first, so fewer tests after the patch is caught. */
   readonly baseline?: boolean;
+  /** Dependencies and toolchain for verify and baseline runs (see docs/environments.md). */
+  readonly environment?: EnvironmentContext;
+  /** Ignored files the project's config names, copied into the task worktree. */
+  readonly environmentFiles?: readonly string[];
 }
 
 const bytesOf = (text: string): number => Buffer.byteLength(text);
@@ -111,6 +117,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     });
     if (created._tag === 'Left') throw new Error(`could not create the task worktree: ${created.left.message}`);
     this.#worktree = created.right;
+    if (this.#o.environmentFiles !== undefined && this.#o.environmentFiles.length > 0)
+      copyExtraFiles(this.#o.repo.root, created.right.path, this.#o.environmentFiles);
     if (this.#o.baseline !== false) {
       this.#baselineRun = this.#runBaseline(created.right.baseCommit, this.#baselineAbort.signal).catch(() => null);
     }
@@ -246,6 +254,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
       home: this.#o.home,
       signal,
       nowMs: this.#o.clockMs(),
+      ...(this.#o.environment ? { environment: this.#o.environment } : {}),
       ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
       ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
     });
@@ -273,6 +282,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
         baseline: this.#baseline,
         home: this.#o.home,
         signal,
+        ...(this.#o.environment ? { environment: this.#o.environment } : {}),
         ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
         ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
       }),

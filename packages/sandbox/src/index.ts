@@ -30,7 +30,7 @@ export {
   MAX_EXTRA_BINDS,
   SANDBOX_HOME,
 } from './mount/extra-bind.js';
-export { ETC_ENTRIES } from './mount/host-layout.js';
+export { defaultSandboxPath, ETC_ENTRIES } from './mount/host-layout.js';
 export { shellUse } from './policy/shell-detection.js';
 export {
   argvHash,

@@ -12,7 +12,8 @@ export type RiskKind =
   | 'config-changed'
   | 'executable-bit'
   | 'binary-file'
-  | 'symlink-outside';
+  | 'symlink-outside'
+  | 'dependencies-changed';
 
 export type RiskSeverity = 'info' | 'warn' | 'needs-approval';
 
@@ -31,6 +32,8 @@ export const RISK_SEVERITY: Readonly<Record<RiskKind, RiskSeverity>> = {
   'ci-workflow-changed': 'needs-approval',
   'secret-like-file': 'needs-approval',
   'symlink-outside': 'needs-approval',
+  // New or changed third-party code runs in the tests and later on the user's machine.
+  'dependencies-changed': 'needs-approval',
   'lockfile-changed': 'warn',
   'config-changed': 'warn',
   'executable-bit': 'warn',
