@@ -241,6 +241,8 @@ async function environmentContextOf(options: RunTaskOptions, repo: Repository): 
     registryUrl: await userNpmRegistry(repo.root, options.env),
     ...(options.setupArgv === undefined ? {} : { setupArgv: options.setupArgv }),
     ...(options.allowInstallScripts === undefined ? {} : { allowInstallScripts: options.allowInstallScripts }),
+    // A shared, CrustCore-owned npm cache for setups (CI and tests share one across runs).
+    ...(options.env.CRUSTCORE_NPM_CACHE?.startsWith('/') ? { npmCacheDir: options.env.CRUSTCORE_NPM_CACHE } : {}),
     progress: (event) => options.narrator.note('environment.progress', { ...event }),
   };
 }

@@ -18,7 +18,7 @@ import { extraFilesHash } from './extra-files.js';
 import { checkNodeInstalled, nodeModulesBindPath, pythonLocksMatch, venvStateHash } from './installed.js';
 import type { ProgressSink } from './progress.js';
 import { readEnvironmentConfig } from './project-config.js';
-import { runSetup, type SetupResult } from './setup-run.js';
+import { defaultSetupArgv, runSetup, type SetupResult } from './setup-run.js';
 import { resolveToolchain } from './toolchain.js';
 import { directoryTree, type TreeReader } from './tree-reader.js';
 
@@ -97,10 +97,15 @@ async function provideNode(
     );
     return ok({ mode: 'installed', worktree, identity: `installed:${installed.stateHash}`, setup: null });
   }
-  if (ecosystem.kind !== 'npm' && setupArgv === null) {
-    notes.push(
-      `${installed.reason}; ${ecosystem.kind} setup is not supported yet: install the dependencies, or pass --setup`,
-    );
+  if (!(await declaresDependencies(options.tree, ecosystem))) {
+    return ok({ mode: 'none', worktree: [], identity: 'none', setup: null });
+  }
+  if (setupArgv === null && defaultSetupArgv(ecosystem, allowInstallScripts) === null) {
+    const why =
+      ecosystem.kind === 'npm'
+        ? 'there is no lockfile to install from'
+        : `${ecosystem.kind} setup is not supported yet`;
+    notes.push(`${installed.reason} and ${why}: install the dependencies, or pass --setup`);
     return ok({ mode: 'none', worktree: [], identity: 'none', setup: null });
   }
   notes.push(`${installed.reason}: running setup`);
@@ -127,6 +132,24 @@ async function provideNode(
     `dependencies from setup ${setup.right.key.slice(0, 12)} (${setup.right.hit ? 'cache hit' : 'installed now'})`,
   );
   return ok({ mode: 'setup', worktree, identity: `setup:${setup.right.key}`, setup: setup.right });
+}
+
+/** Whether any manifest of the project names a dependency (a project with none needs no install). */
+async function declaresDependencies(tree: TreeReader, ecosystem: NodeEcosystem): Promise<boolean> {
+  for (const dir of ecosystem.workspaces) {
+    const text = await tree.readText(dir === '.' ? 'package.json' : `${dir}/package.json`);
+    if (text === null) continue;
+    try {
+      const manifest = JSON.parse(text) as Record<string, unknown>;
+      for (const field of ['dependencies', 'devDependencies', 'optionalDependencies']) {
+        const entries = manifest[field];
+        if (typeof entries === 'object' && entries !== null && Object.keys(entries).length > 0) return true;
+      }
+    } catch {
+      return true;
+    }
+  }
+  return false;
 }
 
 async function providePython(

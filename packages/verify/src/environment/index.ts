@@ -22,6 +22,15 @@ export { ENVIRONMENT_CONFIG_PATH, type EnvironmentConfig, readEnvironmentConfig 
 export { originOf, type ProxyOrigin, type RegistryProxy, startRegistryProxy } from './registry-proxy.js';
 export { type EnvironmentContext, environmentForWorktree, type RunEnvironment } from './run-environment.js';
 export { environmentsDir, setupKey } from './setup-cache.js';
-export { defaultSetupArgv, runSetup, type SetupError, type SetupRequest, type SetupResult } from './setup-run.js';
+export {
+  defaultSetupArgv,
+  runSetup,
+  runSetupSandbox,
+  type SetupError,
+  type SetupRequest,
+  type SetupResult,
+  type SetupSandboxResult,
+  type SetupSandboxRun,
+} from './setup-run.js';
 export { resolveToolchain, type Toolchain } from './toolchain.js';
 export { commitTree, directoryTree, type TreeReader } from './tree-reader.js';

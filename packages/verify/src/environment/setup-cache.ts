@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, normalize } from 'node:path';
 import type { NodeEcosystem } from './ecosystems.js';
 import type { TreeReader } from './tree-reader.js';
 
@@ -39,7 +39,48 @@ export async function nodeSetupFiles(tree: TreeReader, ecosystem: NodeEcosystem)
     const text = await tree.readText(name);
     if (text !== null) files.set(name, text);
   }
+  for (const dir of ecosystem.workspaces) {
+    const manifest = files.get(dir === '.' ? 'package.json' : `${dir}/package.json`) ?? null;
+    for (const local of localDependencyPaths(manifest, dir)) await copyLocalTree(tree, local, files);
+  }
   return files;
+}
+
+const MAX_LOCAL_FILES = 500;
+
+/** `file:` dependencies inside the repository (relative to the root): the setup installs them from the copy. */
+function localDependencyPaths(manifest: string | null, dir: string): string[] {
+  if (manifest === null) return [];
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(manifest) as Record<string, unknown>;
+  } catch {
+    return [];
+  }
+  const paths: string[] = [];
+  for (const field of ['dependencies', 'devDependencies', 'optionalDependencies']) {
+    const entries = parsed[field];
+    if (typeof entries !== 'object' || entries === null) continue;
+    for (const spec of Object.values(entries)) {
+      if (typeof spec !== 'string' || !spec.startsWith('file:')) continue;
+      const joined = normalize(join(dir, spec.slice('file:'.length)));
+      if (!joined.startsWith('..') && !isAbsolute(joined)) paths.push(joined);
+    }
+  }
+  return paths;
+}
+
+/** Copies a local dependency (a file or a directory, without its node_modules) into `files`. */
+async function copyLocalTree(tree: TreeReader, path: string, files: Map<string, string>): Promise<void> {
+  const text = await tree.readText(path);
+  if (text !== null) {
+    files.set(path, text);
+    return;
+  }
+  for (const name of await tree.listDirectory(path)) {
+    if (name === 'node_modules' || files.size >= MAX_LOCAL_FILES) continue;
+    await copyLocalTree(tree, `${path}/${name}`, files);
+  }
 }
 
 /** Content address of a setup: every input, length-prefixed so no two input sets collide. */

@@ -116,30 +116,27 @@ async function installFresh(
   key: string,
   files: ReadonlyMap<string, string>,
 ): Promise<Result<SetupError, SetupResult>> {
-  const origin = originOf(request.registryUrl);
-  if (origin === null) return err(setupError(`the npm registry "${request.registryUrl}" is not an http(s) URL`));
   mkdirSync(environmentsDir(request.home), { recursive: true, mode: 0o700 });
   const stage = mkdtempSync(join(environmentsDir(request.home), '.stage-'));
-  // Unix socket paths are short (108 bytes): the proxy's directory lives under the system temp dir.
-  const socketDir = mkdtempSync(join(tmpdir(), 'crustcore-setup-'));
-  const cacheDir = request.npmCacheDir ?? join(request.home, 'npm-cache');
   const treeDir = join(stage, 'tree');
   try {
     for (const [name, text] of files) {
       mkdirSync(dirname(join(treeDir, name)), { recursive: true });
       writeFileSync(join(treeDir, name), text);
     }
-    mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
-    const proxy = await startRegistryProxy(join(socketDir, 'registry.sock'), [origin]);
-    if (proxy._tag === 'Left') return err(setupError(proxy.left));
     const started = Date.now();
-    let ran: Awaited<ReturnType<typeof runSandboxedSetup>>;
-    try {
-      ran = await runSandboxedSetup(request, argv, { treeDir, socketDir, cacheDir });
-    } finally {
-      await proxy.right.close();
+    const ran = await runSetupSandbox({
+      treeDir,
+      argv,
+      registryUrl: request.registryUrl,
+      cacheDir: request.npmCacheDir ?? join(request.home, 'npm-cache'),
+      allowInstallScripts: request.allowInstallScripts,
+      ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
+      ...(request.signal === undefined ? {} : { signal: request.signal }),
+    });
+    if (ran.exitCode !== 0) {
+      return err(setupError(`setup "${argv.join(' ')}" ${ran.failure ?? `exited with ${ran.exitCode}`}`, ran.output));
     }
-    if (ran._tag === 'Left') return ran;
     const record: SetupRecord = {
       key,
       argv,
@@ -147,9 +144,8 @@ async function installFresh(
       durationMs: Date.now() - started,
     };
     writeFileSync(join(stage, SETUP_RECORD), JSON.stringify(record));
-    return ok(publish(request.home, stage, key, record, proxy.right.refused));
+    return ok(publish(request.home, stage, key, record, ran.refused));
   } finally {
-    rmSync(socketDir, { recursive: true, force: true });
     rmSync(stage, { recursive: true, force: true, maxRetries: 3 });
   }
 }
@@ -171,43 +167,94 @@ function publish(
   return { key, treeDir: join(final, 'tree'), hit: false, record: readSetupRecord(home, key) ?? record, refused };
 }
 
-async function runSandboxedSetup(
-  request: SetupRequest,
-  argv: readonly string[],
-  dirs: { readonly treeDir: string; readonly socketDir: string; readonly cacheDir: string },
-): Promise<Result<SetupError, null>> {
-  const cap = mintSandboxExecCap('setup', {
-    extraBinds: [
-      { source: dirs.socketDir, target: SANDBOX_PROXY_DIR, mode: 'read-only' },
-      { source: bridgeScriptPath(), target: SANDBOX_BRIDGE, mode: 'read-only' },
-      { source: dirs.cacheDir, target: SANDBOX_NPM_CACHE, mode: 'read-write' },
-    ],
+export interface SetupSandboxRun {
+  /** Directory the command runs in (bound read-write as its worktree). */
+  readonly treeDir: string;
+  readonly argv: readonly string[];
+  /** The one origin the proxy lets through. */
+  readonly registryUrl: string;
+  /** npm cache, bound read-write. */
+  readonly cacheDir: string;
+  readonly allowInstallScripts: boolean;
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface SetupSandboxResult {
+  readonly exitCode: number | null;
+  /** Why it did not run or finish (refusal, start error, timeout), else null. */
+  readonly failure: string | null;
+  readonly output: string;
+  readonly stdout: string;
+  /** Targets the proxy refused. */
+  readonly refused: readonly string[];
+}
+
+/**
+ * One command in the setup profile with the registry proxy running: the
+ * mechanism under every setup (exported so attack tests can aim other
+ * commands at it).
+ */
+export async function runSetupSandbox(run: SetupSandboxRun): Promise<SetupSandboxResult> {
+  const failed = (failure: string): SetupSandboxResult => ({
+    exitCode: null,
+    failure,
+    output: '',
+    stdout: '',
+    refused: [],
   });
-  if (cap._tag === 'Left') return err(setupError(`setup sandbox: ${cap.left.message}`));
-  const node = realpathSync(process.execPath);
-  const result = await runSandboxed(cap.right, {
-    argv: [node, SANDBOX_BRIDGE, String(SETUP_PROXY_PORT), `${SANDBOX_PROXY_DIR}/registry.sock`, '--', ...argv],
-    worktreeRoot: dirs.treeDir,
-    cwd: dirs.treeDir,
-    env: {
-      npm_config_registry: request.registryUrl,
-      npm_config_cache: SANDBOX_NPM_CACHE,
-      // Belt and braces: even a user-named setup argv gets no install scripts without approval.
-      npm_config_ignore_scripts: request.allowInstallScripts ? 'false' : 'true',
-    },
-    ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
-    ...(request.signal === undefined ? {} : { signal: request.signal }),
-  });
-  if (result._tag === 'Left') return err(setupError(`setup refused: ${result.left.message}`));
-  const run = result.right;
-  if (run.startError !== null || run.exitCode !== 0) {
-    const why = run.startError?.message ?? (run.timedOut ? 'timed out' : `exited with ${run.exitCode ?? run.signal}`);
-    return err(
-      setupError(
-        `setup "${argv.join(' ')}" ${why}`,
-        `${run.stdout.text.slice(-4000)}\n${run.stderr.text.slice(-4000)}`,
-      ),
-    );
+  const origin = originOf(run.registryUrl);
+  if (origin === null) return failed(`the npm registry "${run.registryUrl}" is not an http(s) URL`);
+  // Unix socket paths are short (108 bytes): the proxy's directory lives under the system temp dir.
+  const socketDir = mkdtempSync(join(tmpdir(), 'crustcore-setup-'));
+  try {
+    mkdirSync(run.cacheDir, { recursive: true, mode: 0o700 });
+    const proxy = await startRegistryProxy(join(socketDir, 'registry.sock'), [origin]);
+    if (proxy._tag === 'Left') return failed(proxy.left);
+    try {
+      const cap = mintSandboxExecCap('setup', {
+        extraBinds: [
+          { source: socketDir, target: SANDBOX_PROXY_DIR, mode: 'read-only' },
+          { source: bridgeScriptPath(), target: SANDBOX_BRIDGE, mode: 'read-only' },
+          { source: run.cacheDir, target: SANDBOX_NPM_CACHE, mode: 'read-write' },
+        ],
+      });
+      if (cap._tag === 'Left') return failed(`setup sandbox: ${cap.left.message}`);
+      const result = await runSandboxed(cap.right, {
+        argv: [
+          realpathSync(process.execPath),
+          SANDBOX_BRIDGE,
+          String(SETUP_PROXY_PORT),
+          `${SANDBOX_PROXY_DIR}/registry.sock`,
+          '--',
+          ...run.argv,
+        ],
+        worktreeRoot: run.treeDir,
+        cwd: run.treeDir,
+        env: {
+          npm_config_registry: run.registryUrl,
+          npm_config_cache: SANDBOX_NPM_CACHE,
+          // Belt and braces: even a user-named setup argv gets no install scripts without approval.
+          npm_config_ignore_scripts: run.allowInstallScripts ? 'false' : 'true',
+        },
+        ...(run.timeoutMs === undefined ? {} : { timeoutMs: run.timeoutMs }),
+        ...(run.signal === undefined ? {} : { signal: run.signal }),
+      });
+      if (result._tag === 'Left') return failed(`setup refused: ${result.left.message}`);
+      const r = result.right;
+      const failure =
+        r.startError?.message ?? (r.timedOut ? 'timed out' : r.exitCode === null ? `killed by ${r.signal}` : null);
+      return {
+        exitCode: r.exitCode,
+        failure,
+        output: `${r.stdout.text.slice(-4000)}\n${r.stderr.text.slice(-4000)}`,
+        stdout: r.stdout.text,
+        refused: [...proxy.right.refused],
+      };
+    } finally {
+      await proxy.right.close();
+    }
+  } finally {
+    rmSync(socketDir, { recursive: true, force: true });
   }
-  return ok(null);
 }
