@@ -255,6 +255,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
       signal,
       nowMs: this.#o.clockMs(),
       ...(this.#o.environment ? { environment: this.#o.environment } : {}),
+      pool: true,
       ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
       ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
     });
@@ -283,6 +284,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
         home: this.#o.home,
         signal,
         ...(this.#o.environment ? { environment: this.#o.environment } : {}),
+        pool: true,
         ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
         ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
       }),

@@ -84,6 +84,8 @@ export interface VerifyRequest {
   readonly save?: boolean;
   /** Dependencies and toolchain for the run (prepared for the patched tree); none without it. */
   readonly environment?: EnvironmentContext;
+  /** Take the worktree from the warm pool (reset to the base) instead of a fresh checkout. */
+  readonly pool?: boolean;
 }
 
 export interface BaselineRun {
@@ -226,6 +228,7 @@ export async function verifyPatch(
     purpose: 'verify',
     home,
     nowMs: request.nowMs,
+    ...(request.pool === undefined ? {} : { pool: request.pool }),
   });
   if (created._tag === 'Left') return err({ _tag: 'WorktreeFailed', message: created.left.message });
   const worktree = created.right;
@@ -323,6 +326,7 @@ export async function runBaselineVerify(
     ref: request.baseCommit,
     purpose: 'baseline',
     home: request.home ?? crustcoreHome(),
+    ...(request.pool === undefined ? {} : { pool: request.pool }),
     ...(request.nowMs === undefined ? {} : { nowMs: request.nowMs }),
   });
   if (created._tag === 'Left') return err({ _tag: 'WorktreeFailed', message: created.left.message });

@@ -15,6 +15,7 @@ import { discoverRepository, type GitFailure, type GitLocation, gitText, isObjec
 import { crustcoreHome, worktreesDir } from './home.js';
 import { unlinkIfPresent, writeNewFileSynced } from './journal/durable.js';
 import { currentOwner, isOwnerAlive, type ProcessOwner } from './owner.js';
+import { acquirePoolSlot, releasePoolSlot } from './worktree-pool.js';
 
 /** A user repository, located once. */
 export interface Repository {
@@ -40,6 +41,8 @@ export interface TaskWorktree {
   /** Full commit id the worktree was created at. */
   readonly baseCommit: string;
   readonly ownerFile: string;
+  /** True for a warm-pool slot: removing it releases the slot, the checkout stays (see worktree-pool.ts). */
+  readonly pooled?: boolean;
 }
 
 export interface WorktreeError {
@@ -58,6 +61,8 @@ export interface CreateWorktreeOptions {
   /** Default `crustcoreHome()`. */
   readonly home?: string;
   readonly nowMs?: number;
+  /** Take a verify/baseline worktree from the warm pool (reset to the base) instead of a fresh checkout. */
+  readonly pool?: boolean;
 }
 
 const TASK_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -149,6 +154,11 @@ export async function createTaskWorktree(options: CreateWorktreeOptions): Promis
   const purpose = options.purpose ?? 'task';
   const commit = await resolveCommit(repo, options.ref ?? 'HEAD');
   if (commit._tag === 'Left') return commit;
+  if (options.pool === true && purpose !== 'task') {
+    const pooled = await pooledWorktree(repo, taskId, purpose, commit.right, options.home ?? crustcoreHome());
+    if (pooled !== null) return ok(pooled);
+    // Every slot busy (or the pool failed): fall back to a fresh checkout.
+  }
   const parent = join(worktreesDir(options.home ?? crustcoreHome()), repo.repoId);
   const name = purpose === 'task' ? taskId : `${taskId}.${purpose}-${randomBytes(4).toString('hex')}`;
   const path = join(parent, name);
@@ -191,8 +201,57 @@ export async function createTaskWorktree(options: CreateWorktreeOptions): Promis
   return ok({ taskId, purpose, repo, path, gitDir, baseCommit: commit.right, ownerFile });
 }
 
-/** Removes a worktree and its registration. Safe to call twice. */
+async function pooledWorktree(
+  repo: Repository,
+  taskId: string,
+  purpose: WorktreePurpose,
+  commit: string,
+  home: string,
+): Promise<TaskWorktree | null> {
+  const slot = await acquirePoolSlot({
+    home,
+    repoId: repo.repoId,
+    commit,
+    create: async (path) => {
+      const added = await runGitAt(repositoryLocation(repo), [
+        'worktree',
+        'add',
+        '--detach',
+        '--quiet',
+        '--',
+        path,
+        commit,
+      ]);
+      if (added._tag === 'Left') return added.left;
+      const gitDir = /^gitdir: (.+)$/m.exec(readFileSync(join(path, '.git'), 'utf8'))?.[1]?.trim() ?? '';
+      if (!gitDir.startsWith(`${repo.commonDir}/worktrees/`)) {
+        return { _tag: 'GitFailure', command: 'worktree', exitCode: null, stderr: '', message: 'unexpected git dir' };
+      }
+      return { gitDir };
+    },
+    remove: async (path) => {
+      await removeWorktreeAt(repo.commonDir, path, `${path}.none`);
+    },
+  });
+  if (slot === null) return null;
+  return {
+    taskId,
+    purpose,
+    repo,
+    path: slot.path,
+    gitDir: slot.gitDir,
+    baseCommit: commit,
+    ownerFile: slot.claimFile,
+    pooled: true,
+  };
+}
+
+/** Removes a worktree and its registration (a pooled one is released instead). Safe to call twice. */
 export async function removeTaskWorktree(worktree: TaskWorktree): Promise<Result<WorktreeError, null>> {
+  if (worktree.pooled === true) {
+    releasePoolSlot(worktree.ownerFile);
+    return ok(null);
+  }
   return removeWorktreeAt(worktree.repo.commonDir, worktree.path, worktree.ownerFile);
 }
 
