@@ -54,17 +54,21 @@ export function git(box: Sandbox, ...args: string[]): string {
 
 /** `npm ARGS` in `cwd` with the file's shared cache; registry as the user's own config says. */
 export function npm(cwd: string, cache: string, args: readonly string[]): string {
-  return execFileSync('npm', [...args, '--cache', cache, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], {
-    cwd,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root' },
-  });
+  return execFileSync(
+    'npm',
+    [...args, '--cache', cache, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'],
+    {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root' },
+    },
+  );
 }
 
 export function commitAll(box: Sandbox, message: string): void {
   git(box, 'add', '-A');
-  git(box, 'commit', '-q', '-m', message);
+  git(box, 'commit', '-q', '--allow-empty', '-m', message);
 }
 
 /** The risks recorded with the task's saved patch (`$CRUSTCORE_HOME/patches/<task>/record.json`). */

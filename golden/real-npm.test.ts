@@ -39,13 +39,15 @@ const MONOREPO: Readonly<Record<string, string>> = {
   'packages/calc/index.js': 'exports.add = (a, b) => a - b;\n',
   'packages/calc/test/add.test.js':
     "const assert = require('node:assert');\nconst { add } = require('..');\nit('adds', () => assert.strictEqual(add(2, 3), 5));\n",
-  'packages/web/package.json': '{ "name": "web", "version": "1.0.0", "type": "module", "scripts": { "test": "vitest run" } }\n',
+  'packages/web/package.json':
+    '{ "name": "web", "version": "1.0.0", "type": "module", "scripts": { "test": "vitest run" } }\n',
   'packages/web/src/slug.js': "export const slug = (s) => s.toLowerCase().replaceAll(' ', '_');\n",
   'packages/web/src/slug.test.js':
     "import { expect, test } from 'vitest';\nimport { slug } from './slug.js';\ntest('slug', () => expect(slug('Hello World')).toBe('hello-world'));\n",
   'packages/legacy/package.json':
     '{ "name": "legacy", "version": "1.0.0", "scripts": { "test": "jest" }, "dependencies": { "is-number": "6.0.0" } }\n',
-  'packages/legacy/index.js': "const isNumber = require('is-number');\nexports.count = (xs) => xs.filter(isNumber).length + 1;\n",
+  'packages/legacy/index.js':
+    "const isNumber = require('is-number');\nexports.count = (xs) => xs.filter(isNumber).length + 1;\n",
   'packages/legacy/index.test.js':
     "const { count } = require('./index');\ntest('counts numbers', () => expect(count([1, 'a', 2])).toBe(2));\n",
   'packages/shapes/package.json':
@@ -69,7 +71,19 @@ let installed: Sandbox;
 function runFix(box: Sandbox, workspace: string, script: string, extra: readonly string[] = []) {
   return crustcoreWith(
     box,
-    ['run', '--goal', 'fix the bug', '--verify', `npm test -w ${workspace}`, '--worker', `sh -c "${script.replaceAll('"', '\\"')}"`, '--approve', 'auto', '--json', ...extra],
+    [
+      'run',
+      '--goal',
+      'fix the bug',
+      '--verify',
+      `npm test -w ${workspace}`,
+      '--worker',
+      `sh -c "${script.replaceAll('"', '\\"')}"`,
+      '--approve',
+      'auto',
+      '--json',
+      ...extra,
+    ],
     { CRUSTCORE_NPM_CACHE: npmCache },
   );
 }
@@ -139,7 +153,10 @@ describe('golden: a patch that adds a dependency', () => {
     cpSync(installed.repo, box.repo, { recursive: true, verbatimSymlinks: true });
     // The next lockfile, made by real npm beside the repo; the worker copies it in (it has no network).
     const next = join(box.root, 'next');
-    cpSync(box.repo, next, { recursive: true, filter: (path) => !path.includes('/.git') && !path.endsWith('node_modules') });
+    cpSync(box.repo, next, {
+      recursive: true,
+      filter: (path) => !path.includes('/.git') && !path.endsWith('node_modules'),
+    });
     npm(next, npmCache, ['install', '--package-lock-only', '-w', 'packages/calc', 'is-odd@3.0.1']);
     writeFiles(box.repo, {
       '.next/package-lock.json': readFileSync(join(next, 'package-lock.json'), 'utf8'),
@@ -158,13 +175,15 @@ describe('golden: a patch that adds a dependency', () => {
 describe('golden: install scripts of dependencies', () => {
   const EVIL = {
     '.gitignore': 'node_modules\n',
-    'package.json': '{ "name": "app", "version": "1.0.0", "scripts": { "test": "node --test" }, "dependencies": { "evil": "file:vendor/evil" } }\n',
+    'package.json':
+      '{ "name": "app", "version": "1.0.0", "scripts": { "test": "node --test" }, "dependencies": { "evil": "file:vendor/evil" } }\n',
     'vendor/evil/package.json': JSON.stringify({
       name: 'evil',
       version: '1.0.0',
       main: 'index.js',
       scripts: {
-        postinstall: "node -e \"require('fs').writeFileSync(require('path').join(process.env.INIT_CWD, 'postinstall-ran'), 'x')\"",
+        postinstall:
+          "node -e \"require('fs').writeFileSync(require('path').join(process.env.INIT_CWD, 'postinstall-ran'), 'x')\"",
       },
     }),
     'vendor/evil/index.js': 'exports.twice = (x) => x + x + 1;\n',
@@ -185,7 +204,18 @@ describe('golden: install scripts of dependencies', () => {
     commitAll(box, 'lockfile');
     const real = crustcoreWith(
       box,
-      ['run', '--goal', 'fix', '--verify', 'npm test', '--worker', `sh -c "sed -i 's/ + 1;/;/' vendor/evil/index.js"`, '--approve', 'auto', '--json'],
+      [
+        'run',
+        '--goal',
+        'fix',
+        '--verify',
+        'npm test',
+        '--worker',
+        `sh -c "sed -i 's/ + 1;/;/' vendor/evil/index.js"`,
+        '--approve',
+        'auto',
+        '--json',
+      ],
       { CRUSTCORE_NPM_CACHE: npmCache },
     );
     expect(real.status, real.stdout + real.stderr).toBe(EXIT.ok);

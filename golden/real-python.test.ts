@@ -11,7 +11,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildCli, makeRepo, type Sandbox } from './cli-harness.js';
-import { commitAll, crustcoreWith } from './real-harness.js';
+import { crustcoreWith } from './real-harness.js';
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
@@ -23,20 +23,25 @@ beforeAll(() => {
     '.gitignore': '.venv/\n__pycache__/\n.pytest_cache/\n',
     'pyproject.toml': '[project]\nname = "shop"\nversion = "0.1.0"\ndependencies = ["pricing-rules"]\n',
     'shop/__init__.py': '',
-    'shop/cart.py': 'from pricing_rules import discount\n\n\ndef total(prices):\n    return discount(sum(prices)) + 1\n',
+    'shop/cart.py':
+      'from pricing_rules import discount\n\n\ndef total(prices):\n    return discount(sum(prices)) + 1\n',
     'tests/test_cart.py': 'from shop.cart import total\n\n\ndef test_total():\n    assert total([10, 20]) == 27\n',
   });
   execFileSync('/usr/bin/python3', ['-m', 'venv', '--system-site-packages', '.venv'], { cwd: box.repo });
   const lib = join(box.repo, '.venv', 'lib');
   const python = readdirSync(lib).find((name) => name.startsWith('python')) as string;
   // The project's dependency, installed only in the venv (as `pip install` would put it there).
-  writeFileSync(join(lib, python, 'site-packages', 'pricing_rules.py'), 'def discount(amount):\n    return amount * 9 // 10\n');
-  commitAll(box, 'venv ignored');
+  writeFileSync(
+    join(lib, python, 'site-packages', 'pricing_rules.py'),
+    'def discount(amount):\n    return amount * 9 // 10\n',
+  );
 });
 
 describe('golden: pytest in the project venv', () => {
   it('control: the host python3 cannot import the venv-only dependency; the venv can, and the test fails on the base', () => {
-    expect(() => execFileSync('/usr/bin/python3', ['-c', 'import pricing_rules'], { cwd: box.repo, stdio: 'pipe' })).toThrow();
+    expect(() =>
+      execFileSync('/usr/bin/python3', ['-c', 'import pricing_rules'], { cwd: box.repo, stdio: 'pipe' }),
+    ).toThrow();
     const base = (() => {
       try {
         execFileSync(join(box.repo, '.venv/bin/python'), ['-m', 'pytest', '-q'], { cwd: box.repo, stdio: 'pipe' });
@@ -51,7 +56,18 @@ describe('golden: pytest in the project venv', () => {
   it('bug → worker fix → verified with python -m pytest from the venv → applied', () => {
     const run = crustcoreWith(
       box,
-      ['run', '--goal', 'fix total', '--verify', 'python -m pytest -q', '--worker', `sh -c "sed -i 's/ + 1$//' shop/cart.py"`, '--approve', 'auto', '--json'],
+      [
+        'run',
+        '--goal',
+        'fix total',
+        '--verify',
+        'python -m pytest -q',
+        '--worker',
+        `sh -c "sed -i 's/ + 1//' shop/cart.py"`,
+        '--approve',
+        'auto',
+        '--json',
+      ],
       {},
     );
     expect(run.status, run.stdout + run.stderr).toBe(0);
@@ -60,12 +76,25 @@ describe('golden: pytest in the project venv', () => {
   });
 
   it('control: with --no-environment the same verify cannot import the dependency', () => {
-    execFileSync('git', ['checkout', '-q', 'HEAD~0'], { cwd: box.repo });
-    writeFileSync(join(box.repo, 'shop/cart.py'), 'from pricing_rules import discount\n\n\ndef total(prices):\n    return discount(sum(prices)) + 1\n');
-    commitAll(box, 'break again');
+    // Back to the broken base (the previous task applied its fix to the working tree).
+    execFileSync('git', ['checkout', '-q', '--', 'shop/cart.py'], { cwd: box.repo });
     const run = crustcoreWith(
       box,
-      ['run', '--goal', 'fix total', '--verify', 'python -m pytest -q', '--worker', `sh -c "sed -i 's/ + 1$//' shop/cart.py"`, '--approve', 'auto', '--json', '--no-environment', '--max-revisits', '0'],
+      [
+        'run',
+        '--goal',
+        'fix total',
+        '--verify',
+        'python -m pytest -q',
+        '--worker',
+        `sh -c "sed -i 's/ + 1//' shop/cart.py"`,
+        '--approve',
+        'auto',
+        '--json',
+        '--no-environment',
+        '--max-revisits',
+        '0',
+      ],
       {},
     );
     expect(run.status).not.toBe(0);

@@ -19,6 +19,7 @@ import {
   type Diagnosis,
   type EnvironmentContext,
   type Repository,
+  removeObjectStore,
   removeTaskWorktree,
   runBaselineVerify,
   type TaskWorktree,
@@ -131,6 +132,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     this.#baselineAbort.abort();
     await this.#baselineRun;
     if (this.#worktree !== null) await removeTaskWorktree(this.#worktree);
+    // Every object the task's worktrees wrote lives in its store; integration is over, so it goes.
+    removeObjectStore(this.#o.home, this.#o.repo, this.#o.taskId);
   }
 
   async #storeRun(run: VerifyRun, purpose: CommandRecord['purpose']): Promise<CommandRecord> {
@@ -365,7 +368,11 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     const consumed = approved.consume();
     if (consumed._tag === 'Left') return { kind: 'failed', reason: 'approval', detail: 'approval already used' };
     if (this.#o.commitMode) {
-      const committed = await commitVerifiedPatch(verified, { repo: this.#o.repo, nowMs: this.#o.clockMs() });
+      const committed = await commitVerifiedPatch(verified, {
+        repo: this.#o.repo,
+        nowMs: this.#o.clockMs(),
+        home: this.#o.home,
+      });
       if (committed._tag === 'Left')
         return { kind: 'failed', reason: 'io', detail: describeIntegrateError(committed.left) };
       return {

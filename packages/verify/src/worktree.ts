@@ -7,7 +7,7 @@
  * whose owner is gone. See docs/worktrees.md.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkRevision } from '@crustcore/confine';
 import { err, ok, type Result } from '@crustcore/kernel';
@@ -43,6 +43,8 @@ export interface TaskWorktree {
   readonly ownerFile: string;
   /** True for a warm-pool slot: removing it releases the slot, the checkout stays (see worktree-pool.ts). */
   readonly pooled?: boolean;
+  /** Where git writes this worktree's new objects (the task's store); the user's objects are read as alternates. */
+  readonly objectStore?: string;
 }
 
 export interface WorktreeError {
@@ -87,7 +89,35 @@ export const worktreeLocation = (worktree: TaskWorktree): GitLocation => ({
   gitDir: worktree.gitDir,
   workTree: worktree.path,
   cwd: worktree.path,
+  ...(worktree.objectStore === undefined
+    ? {}
+    : { objects: { write: worktree.objectStore, read: [join(worktree.repo.commonDir, 'objects')] } }),
 });
+
+/** `$CRUSTCORE_HOME/objects/<repo-id>/<task-id>`: every object a task's worktrees write. */
+export const objectStoreDir = (home: string, repo: Repository, taskId: string): string =>
+  join(home, 'objects', repo.repoId, taskId);
+
+function ensureObjectStore(home: string, repo: Repository, taskId: string): string {
+  const store = objectStoreDir(home, repo, taskId);
+  mkdirSync(join(store, 'info'), { recursive: true, mode: 0o700 });
+  mkdirSync(join(store, 'pack'), { recursive: true, mode: 0o700 });
+  return store;
+}
+
+/** The user's repository, reading a task's stored objects too (the verified tree lives there until applied). */
+export function repositoryWithTaskObjects(repo: Repository, home: string, taskId: string): GitLocation {
+  const store = objectStoreDir(home, repo, taskId);
+  return existsSync(store)
+    ? { ...repositoryLocation(repo), objects: { write: null, read: [store] } }
+    : repositoryLocation(repo);
+}
+
+/** Deletes a task's object store (after its patch was integrated or rejected). */
+export function removeObjectStore(home: string, repo: Repository, taskId: string): void {
+  if (!TASK_ID.test(taskId)) return;
+  rmSync(objectStoreDir(home, repo, taskId), { recursive: true, force: true, maxRetries: 3 });
+}
 
 export async function openRepository(dir: string): Promise<Result<WorktreeError, Repository>> {
   const found = await discoverRepository(dir);
@@ -198,7 +228,8 @@ export async function createTaskWorktree(options: CreateWorktreeOptions): Promis
   if (!gitDir.startsWith(`${repo.commonDir}/worktrees/`)) {
     return err(fail('git-failed', `unexpected worktree git dir "${gitDir}"`));
   }
-  return ok({ taskId, purpose, repo, path, gitDir, baseCommit: commit.right, ownerFile });
+  const objectStore = ensureObjectStore(options.home ?? crustcoreHome(), repo, taskId);
+  return ok({ taskId, purpose, repo, path, gitDir, baseCommit: commit.right, ownerFile, objectStore });
 }
 
 async function pooledWorktree(
