@@ -265,7 +265,9 @@ async function pooledWorktree(
     },
   });
   if (slot === null) return null;
+  const objectStore = ensureObjectStore(home, repo, taskId);
   return {
+    objectStore,
     taskId,
     purpose,
     repo,
