@@ -125,7 +125,7 @@ export function resolveToolchain(options: {
     if (found !== undefined) addTool(collected, name, found, options.projectRoot, options.env);
   }
   const home = options.env.HOME;
-  if (home !== undefined && home.startsWith('/')) {
+  if (home?.startsWith('/')) {
     const localBin = join(home, '.local', 'bin');
     if (path.includes(localBin) && existsSync(localBin)) {
       const real = realOrNull(localBin);
