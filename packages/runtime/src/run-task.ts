@@ -235,10 +235,12 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
 
 /** What every run of this task needs to prepare its environment; progress goes to the narrator. */
 async function environmentContextOf(options: RunTaskOptions, repo: Repository): Promise<EnvironmentContext> {
+  let registry: Promise<string> | undefined;
   return {
     userRoot: repo.root,
     env: options.env,
-    registryUrl: await userNpmRegistry(repo.root, options.env),
+    // Asking npm costs a process start: only a setup needs the answer, and then it is asked once.
+    registryUrl: () => (registry ??= userNpmRegistry(repo.root, options.env)),
     ...(options.setupArgv === undefined ? {} : { setupArgv: options.setupArgv }),
     ...(options.allowInstallScripts === undefined ? {} : { allowInstallScripts: options.allowInstallScripts }),
     // A shared, CrustCore-owned npm cache for setups (CI and tests share one across runs).

@@ -52,8 +52,8 @@ export interface PrepareEnvironmentOptions {
   readonly setupArgv?: readonly string[] | null;
   /** A person approved dependency install scripts for this run. */
   readonly allowInstallScripts?: boolean;
-  /** The user's npm registry (resolved once per task by the caller). */
-  readonly registryUrl: string;
+  /** The user's npm registry, or how to ask for it (asked only when a setup actually runs). */
+  readonly registryUrl: string | (() => Promise<string>);
   readonly npmCacheDir?: string;
   readonly progress?: ProgressSink;
   readonly signal?: AbortSignal;
@@ -115,7 +115,7 @@ async function provideNode(
     tree: options.tree,
     argv: setupArgv,
     allowInstallScripts,
-    registryUrl: options.registryUrl,
+    registryUrl: typeof options.registryUrl === 'string' ? options.registryUrl : await options.registryUrl(),
     ...(options.npmCacheDir === undefined ? {} : { npmCacheDir: options.npmCacheDir }),
     ...(options.progress === undefined ? {} : { progress: options.progress }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),

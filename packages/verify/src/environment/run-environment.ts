@@ -15,7 +15,8 @@ import { directoryTree } from './tree-reader.js';
 export interface EnvironmentContext {
   readonly userRoot: string;
   readonly env: NodeJS.ProcessEnv;
-  readonly registryUrl: string;
+  /** The user's npm registry, or how to ask for it (once, and only when a setup runs). */
+  readonly registryUrl: string | (() => Promise<string>);
   readonly setupArgv?: readonly string[] | null;
   readonly allowInstallScripts?: boolean;
   readonly npmCacheDir?: string;
