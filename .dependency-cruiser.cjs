@@ -38,9 +38,13 @@ module.exports = {
     {
       name: 'only-the-runner-spawns',
       comment:
-        'Only the sandbox process runner may import node:child_process. The one exception is the workers bridge, a plain script that runs only INSIDE a worker sandbox (it starts the CLI there).',
+        'Only the sandbox process runner may import node:child_process. The exceptions are the workers bridge and the verify setup bridge, plain scripts that run only INSIDE a sandbox (they start the CLI or the setup command there).',
       severity: 'error',
-      from: { path: '^packages/', pathNot: '^packages/sandbox/src/runner/|^packages/workers/assets/bridge\\.mjs$' },
+      from: {
+        path: '^packages/',
+        pathNot:
+          '^packages/sandbox/src/runner/|^packages/workers/assets/bridge\\.mjs$|^packages/verify/assets/setup-bridge\\.mjs$',
+      },
       to: { path: '^(node:)?child_process$' },
     },
     {

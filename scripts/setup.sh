@@ -25,6 +25,9 @@ if [ "${CRUSTCORE_SETUP_SYSTEM:-1}" = 1 ]; then
   if [ "${CRUSTCORE_SETUP_TESTS:-0}" = 1 ]; then
     command -v tmux >/dev/null 2>&1 || need+=(tmux)
     command -v rg >/dev/null 2>&1 || need+=(ripgrep)
+    # golden/real-python: a venv over Debian's pytest (PyPI is not reachable on CI machines).
+    /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need+=(python3-pytest)
+    /usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
     if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
       need+=(postgresql)
     fi

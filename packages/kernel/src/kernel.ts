@@ -76,6 +76,7 @@ export const DEFAULT_KERNEL_CONFIG: KernelConfig = {
     'verify-command-changed',
     'test-runner-shadowed',
     'hidden-content',
+    'dependencies-changed',
   ],
   flags: [],
 };

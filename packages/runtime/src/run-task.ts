@@ -18,10 +18,16 @@ import { argvHash, mintSandboxExecCap, type SandboxExecCap } from '@crustcore/sa
 import {
   type Argv,
   type CodingBackend,
+  commitTree,
+  type EnvironmentContext,
   journalDir,
   openRepository,
+  type PreparedEnvironment,
+  prepareEnvironment,
   type Repository,
   recoverJournals,
+  resolveCommit,
+  userNpmRegistry,
 } from '@crustcore/verify';
 import type { Redact } from './ledger-recorder.js';
 import { LedgerOpenFailed, LedgerSpine, type OpenSpineOptions } from './ledger-spine.js';
@@ -62,6 +68,12 @@ export interface RunTaskOptions {
   readonly redact?: Redact;
   readonly verifyTimeoutMs?: number;
   readonly signal?: AbortSignal;
+  /** `--setup ARGV`: the dependency setup to run when installed dependencies do not match. */
+  readonly setupArgv?: Argv | null;
+  /** A person approved dependency install scripts (`--allow-install-scripts`). */
+  readonly allowInstallScripts?: boolean;
+  /** False: no dependency or toolchain binds (the sandboxes see only the system). Default true. */
+  readonly environment?: boolean;
 }
 
 export interface RunTaskResult {
@@ -131,8 +143,13 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
 
   const verifyCap = mintSandboxExecCap('verify');
   if (verifyCap._tag === 'Left') throw new SetupError(`sandbox: ${verifyCap.left.message}. Run "crustcore doctor".`);
+  const environment = options.environment === false ? null : await environmentContextOf(options, repo);
+  const workerEnvironment = environment === null ? null : await workerEnvironmentOf(options, repo, environment);
   const workerCap = (): SandboxExecCap => {
-    const cap = mintSandboxExecCap('worker');
+    const cap = mintSandboxExecCap(
+      'worker',
+      workerEnvironment === null ? {} : { environment: workerEnvironment.binds },
+    );
     if (cap._tag === 'Left') throw new SetupError(`sandbox: ${cap.left.message}. Run "crustcore doctor".`);
     return cap.right;
   };
@@ -174,6 +191,8 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       // The base cannot pass for an environment reason: stop now instead of retrying the worker.
       onEnvironmentBlocker: (blocker, baseline) =>
         void loopRef?.failForEnvironment(blocker.message, [baseline]).catch(() => undefined),
+      ...(environment === null ? {} : { environment }),
+      ...(workerEnvironment === null ? {} : { environmentFiles: workerEnvironment.files }),
     });
     const loop = new TaskLoop(
       {
@@ -245,4 +264,46 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       verified === null ? null : (JSON.parse(JSON.stringify(verified.evidence())) as Record<string, unknown>),
     inspect,
   };
+}
+
+/** What every run of this task needs to prepare its environment; progress goes to the narrator. */
+async function environmentContextOf(options: RunTaskOptions, repo: Repository): Promise<EnvironmentContext> {
+  let registry: Promise<string> | undefined;
+  return {
+    userRoot: repo.root,
+    env: options.env,
+    // Asking npm costs a process start: only a setup needs the answer, and then it is asked once.
+    registryUrl: () => (registry ??= userNpmRegistry(repo.root, options.env)),
+    ...(options.setupArgv === undefined ? {} : { setupArgv: options.setupArgv }),
+    ...(options.allowInstallScripts === undefined ? {} : { allowInstallScripts: options.allowInstallScripts }),
+    // A shared, CrustCore-owned npm cache for setups (CI and tests share one across runs).
+    ...(options.env.CRUSTCORE_NPM_CACHE?.startsWith('/') ? { npmCacheDir: options.env.CRUSTCORE_NPM_CACHE } : {}),
+    progress: (event) => options.narrator.note('environment.progress', { ...event }),
+  };
+}
+
+/**
+ * The worker's environment, for the base commit (the worker's tree before it
+ * starts). A setup that fails leaves the worker without dependencies (said in a
+ * note); verification prepares its own environment and reports its own failure.
+ */
+async function workerEnvironmentOf(
+  options: RunTaskOptions,
+  repo: Repository,
+  context: EnvironmentContext,
+): Promise<PreparedEnvironment | null> {
+  const base = await resolveCommit(repo, options.ref ?? 'HEAD');
+  if (base._tag === 'Left') return null;
+  const prepared = await prepareEnvironment({ ...context, tree: commitTree(repo, base.right), home: options.home });
+  if (prepared._tag === 'Left') {
+    options.narrator.note('environment', { ok: false, message: prepared.left.message });
+    return null;
+  }
+  options.narrator.note('environment', {
+    ok: true,
+    mode: prepared.right.mode,
+    hash: prepared.right.hash,
+    notes: [...prepared.right.notes],
+  });
+  return prepared.right;
 }

@@ -16,12 +16,15 @@ import {
   baselineBlocker,
   type CodingBackend,
   commitVerifiedPatch,
+  copyExtraFiles,
   createTaskWorktree,
   type Diagnosis,
   describeViewConcerns,
   diagnoseFailure,
   type EnvironmentBlocker,
+  type EnvironmentContext,
   type Repository,
+  removeObjectStore,
   removeTaskWorktree,
   runBaselineVerify,
   type TaskWorktree,
@@ -65,6 +68,10 @@ export interface VerifySessionOptions {
   readonly baseline?: boolean;
   /** Called when the base itself fails for an environment reason no patch can fix (stop the task). */
   readonly onEnvironmentBlocker?: (blocker: EnvironmentBlocker, baseline: CommandRecord) => void;
+  /** Dependencies and toolchain for verify and baseline runs (see docs/environments.md). */
+  readonly environment?: EnvironmentContext;
+  /** Ignored files the project's config names, copied into the task worktree. */
+  readonly environmentFiles?: readonly string[];
 }
 
 const STDERR_TAIL_CHARS = 2_000;
@@ -169,6 +176,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     });
     if (created._tag === 'Left') throw new Error(`could not create the task worktree: ${created.left.message}`);
     this.#worktree = created.right;
+    if (this.#o.environmentFiles !== undefined && this.#o.environmentFiles.length > 0)
+      copyExtraFiles(this.#o.repo.root, created.right.path, this.#o.environmentFiles);
     if (this.#o.baseline !== false) {
       this.#baselineRun = this.#runBaseline(created.right.baseCommit, this.#baselineAbort.signal).catch(() => null);
     }
@@ -181,6 +190,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     this.#baselineAbort.abort();
     await this.#baselineRun;
     if (this.#worktree !== null) await removeTaskWorktree(this.#worktree);
+    // Every object the task's worktrees wrote lives in its store; integration is over, so it goes.
+    removeObjectStore(this.#o.home, this.#o.repo, this.#o.taskId);
   }
 
   async #storeRun(run: VerifyRun, purpose: CommandRecord['purpose']): Promise<CommandRecord> {
@@ -320,6 +331,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
       home: this.#o.home,
       signal,
       nowMs: this.#o.clockMs(),
+      ...(this.#o.environment ? { environment: this.#o.environment } : {}),
+      pool: true,
       ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
       ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
     });
@@ -364,6 +377,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
         baseline: this.#baseline,
         home: this.#o.home,
         signal,
+        ...(this.#o.environment ? { environment: this.#o.environment } : {}),
+        pool: true,
         ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
         ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
       }),
@@ -448,7 +463,11 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     const consumed = approved.consume();
     if (consumed._tag === 'Left') return { kind: 'failed', reason: 'approval', detail: 'approval already used' };
     if (this.#o.commitMode) {
-      const committed = await commitVerifiedPatch(verified, { repo: this.#o.repo, nowMs: this.#o.clockMs() });
+      const committed = await commitVerifiedPatch(verified, {
+        repo: this.#o.repo,
+        nowMs: this.#o.clockMs(),
+        home: this.#o.home,
+      });
       if (committed._tag === 'Left')
         return { kind: 'failed', reason: 'io', detail: describeIntegrateError(committed.left) };
       return {

@@ -19,13 +19,18 @@ export {
 } from './env/sanitize-env.js';
 export { looksLikeSecretName, looksLikeSecretValue } from './env/secret-shape.js';
 export {
+  type EnvironmentBinds,
+  type EnvironmentBindsRequest,
+  MAX_ENVIRONMENT_BINDS,
+} from './mount/environment-bind.js';
+export {
   type BindMode,
   type ExtraBind,
   type ExtraBindRequest,
   MAX_EXTRA_BINDS,
   SANDBOX_HOME,
 } from './mount/extra-bind.js';
-export { ETC_ENTRIES } from './mount/host-layout.js';
+export { defaultSandboxPath, ETC_ENTRIES } from './mount/host-layout.js';
 export { resolveWorkerProgram, type WorkerHost, type WorkerProgram } from './mount/worker-program.js';
 export { shellUse } from './policy/shell-detection.js';
 export {
@@ -54,6 +59,7 @@ export {
   type SandboxBackendKind,
   type SandboxProfile,
   type SandboxProfileName,
+  SETUP_PROXY_PORT,
 } from './profile/sandbox-profile.js';
 export {
   type MemoryLimitEnforcement,

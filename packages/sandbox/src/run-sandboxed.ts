@@ -5,7 +5,7 @@
  * (bubblewrap, or the weaker process jail when the capability says so), and
  * hands it to the one process runner. Refusals are values, never throws.
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { err, ok, type Result } from '@crustcore/kernel';
@@ -22,6 +22,7 @@ import {
 } from './limits/pids-cgroup.js';
 import { prlimitArgv } from './limits/prlimit-argv.js';
 import { countUserTasks } from './limits/user-tasks.js';
+import type { EnvironmentBinds } from './mount/environment-bind.js';
 import { SANDBOX_HOME } from './mount/extra-bind.js';
 import { defaultSandboxPath, findHostTool, systemVisibleRoots } from './mount/host-layout.js';
 import { isInside, isNormalizedAbsolute, overlaps } from './mount/path-shape.js';
@@ -219,7 +220,29 @@ function checkRun(cap: SandboxExecCap, spec: SandboxRunSpec): Result<SandboxRefu
       return refuse('ExtraBindConflict', `extra bind ${bind.target} overlaps the worktree`);
     }
   }
+  const environmentIssue = environmentBindProblem(cap.environment, worktree);
+  if (environmentIssue !== null) return refuse('ExtraBindConflict', environmentIssue);
   return ok({ worktree, cwd, timeoutMs, maxOutputBytes });
+}
+
+/**
+ * A dependency bind's mount point must not be (or sit under) a symlink in
+ * the worktree: a patch could otherwise aim the bind at another path of the
+ * sandbox's view.
+ */
+function environmentBindProblem(environment: EnvironmentBinds, worktree: string): string | null {
+  for (const bind of environment.worktree) {
+    let prefix = worktree;
+    for (const part of bind.path.split('/')) {
+      prefix = `${prefix}/${part}`;
+      try {
+        if (lstatSync(prefix).isSymbolicLink()) return `environment bind ${bind.path}: ${prefix} is a symlink`;
+      } catch {
+        break; // Missing: bubblewrap creates the mount point as a plain directory.
+      }
+    }
+  }
+  return null;
 }
 
 /**
@@ -283,10 +306,15 @@ export async function runSandboxed(
   const visibleRoots = systemVisibleRoots();
   const hostPathOf = (sandboxPath: string): string | null => {
     if (cap.backend === 'process-jail') return sandboxPath;
+    for (const bind of cap.environment.worktree) {
+      const target = `${worktree}/${bind.path}`;
+      if (isInside(sandboxPath, target)) return bind.source + sandboxPath.slice(target.length);
+    }
     if (visibleRoots.some((root) => isInside(sandboxPath, root)) || isInside(sandboxPath, worktree)) return sandboxPath;
     for (const bind of cap.extraBinds) {
       if (isInside(sandboxPath, bind.target)) return bind.source + sandboxPath.slice(bind.target.length);
     }
+    if (cap.environment.tools.some((tool) => isInside(sandboxPath, tool))) return sandboxPath;
     return null;
   };
   const sanitized = sanitizeEnvironment(spec.env ?? {}, {
@@ -299,6 +327,8 @@ export async function runSandboxed(
     allowWorktreeInPathLists: profile.allowWorktreeInPathLists,
     hostPathOf,
     scratchRoots: [home, scratch],
+    // Read-only dependency binds (`.venv/bin`, `node_modules/.bin`) may be searched: no run can write them.
+    trustedWorktreePaths: cap.environment.worktree.map((bind) => `${worktree}/${bind.path}`),
   });
 
   const confined =
@@ -310,6 +340,7 @@ export async function runSandboxed(
           cwd,
           network: profile.network,
           extraBinds: cap.extraBinds,
+          environmentBinds: cap.environment,
           command: spec.argv,
           // The runner hands the program to the child on descriptor 3, its only descriptor above 2.
           seccompFd: 3,

@@ -28,7 +28,7 @@ import {
 } from './journal/apply-journal.js';
 import { fileModeOf, parseRawDiff } from './patch.js';
 import { VerifiedPatch } from './verified-patch.js';
-import { type Repository, repositoryLocation } from './worktree.js';
+import { type Repository, repositoryLocation, repositoryWithTaskObjects } from './worktree.js';
 
 export type IntegrateError =
   | ApplyError
@@ -53,7 +53,7 @@ interface TreeFile {
 
 /** Checks out `paths` of `treeish` into a scratch dir through a throwaway index; returns their contents. */
 async function materialize(
-  repo: Repository,
+  repo: GitLocation,
   treeish: string,
   paths: readonly string[],
   modes: ReadonlyMap<string, string>,
@@ -62,7 +62,7 @@ async function materialize(
   const files = new Map<string, TreeFile>();
   if (paths.length === 0) return ok(files);
   const out = mkdtempSync(join(scratch, 'tree-'));
-  const location: GitLocation = { gitDir: repo.commonDir, workTree: out, cwd: out };
+  const location: GitLocation = { ...repo, workTree: out, cwd: out };
   // A throwaway index: the user's own index is never read or written.
   const env = { GIT_INDEX_FILE: `${out}.index` };
   const read = await runGitAt(location, ['read-tree', treeish], { env });
@@ -91,7 +91,9 @@ export async function planVerifiedChanges(
   repo: Repository,
   home: string,
 ): Promise<Result<IntegrateError, FileChange[]>> {
-  const listing = await gitRawText(repositoryLocation(repo), [
+  // The verified tree's objects are in the task's store under $CRUSTCORE_HOME: read them from there.
+  const source = repositoryWithTaskObjects(repo, home, verified.taskId);
+  const listing = await gitRawText(source, [
     'diff-tree',
     '-r',
     '-z',
@@ -115,9 +117,9 @@ export async function planVerifiedChanges(
   mkdirSync(scratchDir(home), { recursive: true, mode: 0o700 });
   const scratch = mkdtempSync(join(scratchDir(home), 'apply-'));
   try {
-    const before = await materialize(repo, verified.baseCommit, [...oldModes.keys()], oldModes, scratch);
+    const before = await materialize(source, verified.baseCommit, [...oldModes.keys()], oldModes, scratch);
     if (before._tag === 'Left') return before;
-    const after = await materialize(repo, verified.treeId, [...newModes.keys()], newModes, scratch);
+    const after = await materialize(source, verified.treeId, [...newModes.keys()], newModes, scratch);
     if (after._tag === 'Left') return after;
     const changes: FileChange[] = entries.map((entry) => {
       const old = before.right.get(entry.path);
@@ -164,6 +166,8 @@ export interface CommitOptions {
   readonly nowMs: number;
   readonly authorName?: string;
   readonly authorEmail?: string;
+  /** $CRUSTCORE_HOME (where the task's objects are stored); default `crustcoreHome()`. */
+  readonly home?: string;
 }
 
 export interface CommitReceipt {
@@ -183,6 +187,8 @@ export async function commitVerifiedPatch(
   if (!VerifiedPatch.is(verified))
     return err({ _tag: 'NotVerified', message: 'only a VerifiedPatch can be committed' });
   const location = repositoryLocation(options.repo);
+  const imported = await importTaskObjects(verified, options.repo, options.home ?? crustcoreHome());
+  if (imported._tag === 'Left') return imported;
   const branch = `crustcore/${verified.taskId}`;
   const ref = `refs/heads/${branch}`;
   const exists = await runGitAt(location, ['show-ref', '--verify', '--quiet', ref]);
@@ -218,4 +224,29 @@ export async function commitVerifiedPatch(
   ]);
   if (updated._tag === 'Left') return err({ _tag: 'BranchExists', branch, message: updated.left.message });
   return ok({ branch, commit: commit.right, treeId: verified.treeId });
+}
+
+/**
+ * A commit in the user's repository must own its objects: the new objects of
+ * the verified tree (not those of the base) are packed from the task's store
+ * into the user's object directory. Only approved patches get here.
+ */
+async function importTaskObjects(
+  verified: VerifiedPatch,
+  repo: Repository,
+  home: string,
+): Promise<Result<GitFailure, null>> {
+  const source = repositoryWithTaskObjects(repo, home, verified.taskId);
+  if (source.objects === undefined) return ok(null);
+  const listed = await gitText(source, ['rev-list', '--objects', verified.treeId, '--not', verified.baseCommit]);
+  if (listed._tag === 'Left') return listed;
+  const ids = listed.right
+    .split('\n')
+    .map((line) => line.split(' ')[0] ?? '')
+    .filter((id) => id !== '');
+  if (ids.length === 0) return ok(null);
+  const packed = await runGitAt(source, ['pack-objects', '-q', join(repo.commonDir, 'objects', 'pack', 'pack')], {
+    stdin: `${ids.join('\n')}\n`,
+  });
+  return packed._tag === 'Left' ? packed : ok(null);
 }

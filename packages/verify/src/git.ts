@@ -27,6 +27,20 @@ export interface GitLocation {
   readonly workTree: string | null;
   /** Working directory of the process (the work tree, or the repository root). */
   readonly cwd: string;
+  /**
+   * Object directories other than the repository's own: `write` receives new
+   * objects (a task's store under $CRUSTCORE_HOME, so a rejected patch leaves
+   * nothing in the user's .git), `read` are extra alternates.
+   */
+  readonly objects?: { readonly write: string | null; readonly read: readonly string[] };
+}
+
+function objectEnv(location: GitLocation): Record<string, string> {
+  if (location.objects === undefined) return {};
+  const env: Record<string, string> = {};
+  if (location.objects.write !== null) env.GIT_OBJECT_DIRECTORY = location.objects.write;
+  if (location.objects.read.length > 0) env.GIT_ALTERNATE_OBJECT_DIRECTORIES = location.objects.read.join(':');
+  return env;
 }
 
 export interface GitCallOptions {
@@ -88,7 +102,7 @@ async function environmentFor(
   if (listed.stdout.truncated) return err(failure('config', listed, 'repository config is too large'));
   const names = filterDriverNames(listed.exitCode === 0 ? listed.stdout.text : '');
   if (names.length > 256) return err(failure('config', listed, 'too many filter drivers'));
-  return ok({ ...base, ...filterOverrideEnv(names), ...(options.env ?? {}) });
+  return ok({ ...base, ...filterOverrideEnv(names), ...objectEnv(location), ...(options.env ?? {}) });
 }
 
 /** Runs git; a non-zero exit, a timeout or a start failure is a `GitFailure` value. */

@@ -22,7 +22,8 @@ export type RiskKind =
   | 'config-changed'
   | 'executable-bit'
   | 'binary-file'
-  | 'hidden-content';
+  | 'hidden-content'
+  | 'dependencies-changed';
 
 export type RiskSeverity = 'info' | 'warn' | 'needs-approval';
 
@@ -52,6 +53,8 @@ export const RISK_SEVERITY: Readonly<Record<RiskKind, RiskSeverity>> = {
   'verify-command-changed': 'needs-approval',
   'test-runner-shadowed': 'needs-approval',
   'hidden-content': 'needs-approval',
+  // New or changed third-party code runs in the tests and later on the user's machine.
+  'dependencies-changed': 'needs-approval',
   'lockfile-changed': 'warn',
   'config-changed': 'warn',
   'executable-bit': 'warn',
@@ -76,6 +79,7 @@ export const RISK_MEANING: Readonly<Record<RiskKind, string>> = {
   'config-changed': 'changes build, test or tool configuration',
   'executable-bit': 'changes the executable bit',
   'binary-file': 'adds or changes binary files',
+  'dependencies-changed': 'adds or changes third-party dependencies (they run in the tests and on your machine)',
   'hidden-content':
     'has characters, bytes or binary content a terminal would not show as they are (docs/patch-view.md)',
 };

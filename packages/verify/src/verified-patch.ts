@@ -30,6 +30,8 @@ export interface VerifyEvidence {
   readonly baselineCounts: TestCounts | null;
   readonly files: readonly ChangedFile[];
   readonly risks: readonly Risk[];
+  /** Hash of the dependencies and toolchain the tests ran against (null: no environment was provided). */
+  readonly environmentHash: string | null;
 }
 
 const MINT_KEY: unique symbol = Symbol('VerifiedPatch.mint');
@@ -88,6 +90,9 @@ export class VerifiedPatch {
   }
   get risks(): readonly Risk[] {
     return this.#evidence.risks;
+  }
+  get environmentHash(): string | null {
+    return this.#evidence.environmentHash;
   }
   get verifiedAtMs(): number {
     return this.#evidence.verifiedAtMs;

@@ -13,6 +13,9 @@ import { err, ok, type Result } from '@crustcore/kernel';
 import { decideSandboxCommand, runSandboxed, type SandboxExecCap, type SandboxedResult } from '@crustcore/sandbox';
 import type { Argv } from './argv.js';
 import { type Diagnosis, diagnoseFailure } from './diagnosis.js';
+import { dependencyRisk } from './environment/dependency-risk.js';
+import { type EnvironmentContext, environmentForWorktree } from './environment/run-environment.js';
+import { commitTree, directoryTree } from './environment/tree-reader.js';
 import { type GitFailure, gitText, runGitAt } from './git.js';
 import { crustcoreHome, scratchDir } from './home.js';
 import { integrityRisks } from './integrity.js';
@@ -60,6 +63,7 @@ export type VerifyError =
   | { readonly _tag: 'TreeMismatch'; readonly expected: string; readonly actual: string; readonly message: string }
   | { readonly _tag: 'SandboxRefused'; readonly message: string; readonly fix: string | null }
   | { readonly _tag: 'WorktreeFailed'; readonly message: string }
+  | { readonly _tag: 'EnvironmentFailed'; readonly message: string; readonly output: string }
   | GitFailure;
 
 export interface VerifyRequest {
@@ -80,6 +84,10 @@ export interface VerifyRequest {
   readonly home?: string;
   /** Save the patch and evidence under $CRUSTCORE_HOME/patches/<taskId> (default true). */
   readonly save?: boolean;
+  /** Dependencies and toolchain for the run (prepared for the patched tree); none without it. */
+  readonly environment?: EnvironmentContext;
+  /** Take the worktree from the warm pool (reset to the base) instead of a fresh checkout. */
+  readonly pool?: boolean;
 }
 
 export interface BaselineRun {
@@ -125,22 +133,35 @@ function toRun(argv: Argv, result: SandboxedResult): VerifyRun {
 }
 
 async function runInWorktree(
-  cap: SandboxExecCap,
+  baseCap: SandboxExecCap,
   worktree: TaskWorktree,
-  request: Pick<VerifyRequest, 'argv' | 'env' | 'timeoutMs' | 'maxOutputBytes' | 'signal'>,
-): Promise<Result<VerifyError, { run: VerifyRun; result: SandboxedResult }>> {
+  request: Pick<VerifyRequest, 'argv' | 'env' | 'timeoutMs' | 'maxOutputBytes' | 'signal' | 'environment' | 'home'>,
+): Promise<Result<VerifyError, { run: VerifyRun; result: SandboxedResult; environmentHash: string | null }>> {
+  let cap = baseCap;
+  let env = request.env;
+  let environmentHash: string | null = null;
+  if (request.environment !== undefined) {
+    const home = request.home ?? crustcoreHome();
+    const prepared = await environmentForWorktree(cap, request.environment, worktree.path, home, request.signal);
+    if (prepared._tag === 'Left')
+      return err({ _tag: 'EnvironmentFailed', message: prepared.left.message, output: prepared.left.output });
+    cap = prepared.right.cap;
+    environmentHash = prepared.right.prepared.hash;
+    // The caller's PATH wins; otherwise the environment's (dependency bins, then the user's tools).
+    env = { PATH: prepared.right.path, ...(request.env ?? {}) };
+  }
   const outcome = await runSandboxed(cap, {
     argv: request.argv,
     worktreeRoot: worktree.path,
     cwd: worktree.path,
-    ...(request.env === undefined ? {} : { env: request.env }),
+    ...(env === undefined ? {} : { env }),
     ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
     ...(request.maxOutputBytes === undefined ? {} : { maxOutputBytes: request.maxOutputBytes }),
     ...(request.signal === undefined ? {} : { signal: request.signal }),
   });
   if (outcome._tag === 'Left')
     return err({ _tag: 'SandboxRefused', message: outcome.left.message, fix: outcome.left.fix });
-  return ok({ run: toRun(request.argv, outcome.right), result: outcome.right });
+  return ok({ run: toRun(request.argv, outcome.right), result: outcome.right, environmentHash });
 }
 
 async function applyPatchFile(
@@ -227,6 +248,7 @@ export async function verifyPatch(
     purpose: 'verify',
     home,
     nowMs: request.nowMs,
+    ...(request.pool === undefined ? {} : { pool: request.pool }),
   });
   if (created._tag === 'Left') return err({ _tag: 'WorktreeFailed', message: created.left.message });
   const worktree = created.right;
@@ -268,9 +290,14 @@ async function verifyIn(
     files: patch.files,
     argv: request.argv,
   });
+  const risky = await dependencyRisk(
+    patch.files,
+    commitTree(request.repo, patch.baseCommit),
+    directoryTree(worktree.path),
+  );
   const ran = await runInWorktree(cap, worktree, request);
   if (ran._tag === 'Left') return ran;
-  const { run, result } = ran.right;
+  const { run, result, environmentHash } = ran.right;
   const exitedZero = result.startError === null && !result.timedOut && !result.cancelled && result.exitCode === 0;
   const summaryFailure = exitedZero ? reportedFailures(result.stdout.text, result.stderr.text) : null;
   if (summaryFailure !== null)
@@ -287,7 +314,7 @@ async function verifyIn(
     return ok({ _tag: 'Failed', diagnosis, run });
   }
   // The count comparison stays its own entry: it is evidence from the run, not from the files.
-  const risks = mergeRisks([...patch.risks, ...integrity]);
+  const risks = mergeRisks([...patch.risks, ...integrity, ...(risky === null ? [] : [risky])]);
   const fewer = countRisk(request.baseline, run.testCounts);
   if (fewer !== null) risks.push(fewer);
   const verified = new VerifiedPatch(verifiedPatchMintKey, patch.bytes, {
@@ -309,6 +336,7 @@ async function verifyIn(
     baselineCounts: request.baseline?.run.testCounts ?? null,
     files: patch.files,
     risks,
+    environmentHash,
   });
   return ok({ _tag: 'Verified', verified, run });
 }
@@ -329,6 +357,7 @@ export async function runBaselineVerify(
     ref: request.baseCommit,
     purpose: 'baseline',
     home: request.home ?? crustcoreHome(),
+    ...(request.pool === undefined ? {} : { pool: request.pool }),
     ...(request.nowMs === undefined ? {} : { nowMs: request.nowMs }),
   });
   if (created._tag === 'Left') return err({ _tag: 'WorktreeFailed', message: created.left.message });

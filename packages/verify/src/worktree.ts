@@ -7,7 +7,7 @@
  * whose owner is gone. See docs/worktrees.md.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkRevision } from '@crustcore/confine';
 import { err, ok, type Result } from '@crustcore/kernel';
@@ -15,6 +15,7 @@ import { discoverRepository, type GitFailure, type GitLocation, gitText, isObjec
 import { crustcoreHome, worktreesDir } from './home.js';
 import { unlinkIfPresent, writeNewFileSynced } from './journal/durable.js';
 import { currentOwner, isOwnerAlive, type ProcessOwner } from './owner.js';
+import { acquirePoolSlot, releasePoolSlot } from './worktree-pool.js';
 
 /** A user repository, located once. */
 export interface Repository {
@@ -40,6 +41,10 @@ export interface TaskWorktree {
   /** Full commit id the worktree was created at. */
   readonly baseCommit: string;
   readonly ownerFile: string;
+  /** True for a warm-pool slot: removing it releases the slot, the checkout stays (see worktree-pool.ts). */
+  readonly pooled?: boolean;
+  /** Where git writes this worktree's new objects (the task's store); the user's objects are read as alternates. */
+  readonly objectStore?: string;
 }
 
 export interface WorktreeError {
@@ -58,6 +63,8 @@ export interface CreateWorktreeOptions {
   /** Default `crustcoreHome()`. */
   readonly home?: string;
   readonly nowMs?: number;
+  /** Take a verify/baseline worktree from the warm pool (reset to the base) instead of a fresh checkout. */
+  readonly pool?: boolean;
 }
 
 const TASK_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -82,7 +89,35 @@ export const worktreeLocation = (worktree: TaskWorktree): GitLocation => ({
   gitDir: worktree.gitDir,
   workTree: worktree.path,
   cwd: worktree.path,
+  ...(worktree.objectStore === undefined
+    ? {}
+    : { objects: { write: worktree.objectStore, read: [join(worktree.repo.commonDir, 'objects')] } }),
 });
+
+/** `$CRUSTCORE_HOME/objects/<repo-id>/<task-id>`: every object a task's worktrees write. */
+export const objectStoreDir = (home: string, repo: Repository, taskId: string): string =>
+  join(home, 'objects', repo.repoId, taskId);
+
+function ensureObjectStore(home: string, repo: Repository, taskId: string): string {
+  const store = objectStoreDir(home, repo, taskId);
+  mkdirSync(join(store, 'info'), { recursive: true, mode: 0o700 });
+  mkdirSync(join(store, 'pack'), { recursive: true, mode: 0o700 });
+  return store;
+}
+
+/** The user's repository, reading a task's stored objects too (the verified tree lives there until applied). */
+export function repositoryWithTaskObjects(repo: Repository, home: string, taskId: string): GitLocation {
+  const store = objectStoreDir(home, repo, taskId);
+  return existsSync(store)
+    ? { ...repositoryLocation(repo), objects: { write: null, read: [store] } }
+    : repositoryLocation(repo);
+}
+
+/** Deletes a task's object store (after its patch was integrated or rejected). */
+export function removeObjectStore(home: string, repo: Repository, taskId: string): void {
+  if (!TASK_ID.test(taskId)) return;
+  rmSync(objectStoreDir(home, repo, taskId), { recursive: true, force: true, maxRetries: 3 });
+}
 
 export async function openRepository(dir: string): Promise<Result<WorktreeError, Repository>> {
   const found = await discoverRepository(dir);
@@ -149,6 +184,11 @@ export async function createTaskWorktree(options: CreateWorktreeOptions): Promis
   const purpose = options.purpose ?? 'task';
   const commit = await resolveCommit(repo, options.ref ?? 'HEAD');
   if (commit._tag === 'Left') return commit;
+  if (options.pool === true && purpose !== 'task') {
+    const pooled = await pooledWorktree(repo, taskId, purpose, commit.right, options.home ?? crustcoreHome());
+    if (pooled !== null) return ok(pooled);
+    // Every slot busy (or the pool failed): fall back to a fresh checkout.
+  }
   const parent = join(worktreesDir(options.home ?? crustcoreHome()), repo.repoId);
   const name = purpose === 'task' ? taskId : `${taskId}.${purpose}-${randomBytes(4).toString('hex')}`;
   const path = join(parent, name);
@@ -188,11 +228,63 @@ export async function createTaskWorktree(options: CreateWorktreeOptions): Promis
   if (!gitDir.startsWith(`${repo.commonDir}/worktrees/`)) {
     return err(fail('git-failed', `unexpected worktree git dir "${gitDir}"`));
   }
-  return ok({ taskId, purpose, repo, path, gitDir, baseCommit: commit.right, ownerFile });
+  const objectStore = ensureObjectStore(options.home ?? crustcoreHome(), repo, taskId);
+  return ok({ taskId, purpose, repo, path, gitDir, baseCommit: commit.right, ownerFile, objectStore });
 }
 
-/** Removes a worktree and its registration. Safe to call twice. */
+async function pooledWorktree(
+  repo: Repository,
+  taskId: string,
+  purpose: WorktreePurpose,
+  commit: string,
+  home: string,
+): Promise<TaskWorktree | null> {
+  const slot = await acquirePoolSlot({
+    home,
+    repoId: repo.repoId,
+    commit,
+    create: async (path) => {
+      const added = await runGitAt(repositoryLocation(repo), [
+        'worktree',
+        'add',
+        '--detach',
+        '--quiet',
+        '--',
+        path,
+        commit,
+      ]);
+      if (added._tag === 'Left') return added.left;
+      const gitDir = /^gitdir: (.+)$/m.exec(readFileSync(join(path, '.git'), 'utf8'))?.[1]?.trim() ?? '';
+      if (!gitDir.startsWith(`${repo.commonDir}/worktrees/`)) {
+        return { _tag: 'GitFailure', command: 'worktree', exitCode: null, stderr: '', message: 'unexpected git dir' };
+      }
+      return { gitDir };
+    },
+    remove: async (path) => {
+      await removeWorktreeAt(repo.commonDir, path, `${path}.none`);
+    },
+  });
+  if (slot === null) return null;
+  const objectStore = ensureObjectStore(home, repo, taskId);
+  return {
+    objectStore,
+    taskId,
+    purpose,
+    repo,
+    path: slot.path,
+    gitDir: slot.gitDir,
+    baseCommit: commit,
+    ownerFile: slot.claimFile,
+    pooled: true,
+  };
+}
+
+/** Removes a worktree and its registration (a pooled one is released instead). Safe to call twice. */
 export async function removeTaskWorktree(worktree: TaskWorktree): Promise<Result<WorktreeError, null>> {
+  if (worktree.pooled === true) {
+    releasePoolSlot(worktree.ownerFile);
+    return ok(null);
+  }
   return removeWorktreeAt(worktree.repo.commonDir, worktree.path, worktree.ownerFile);
 }
 

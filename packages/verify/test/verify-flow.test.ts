@@ -153,7 +153,11 @@ describe('worker → verify → apply (Node, node --test)', () => {
       home: fixture.home,
     });
     if (outcome._tag !== 'Right' || outcome.right._tag !== 'Verified') throw new Error(JSON.stringify(outcome));
-    const committed = await commitVerifiedPatch(outcome.right.verified, { repo, nowMs: 1_800_000_000_000 });
+    const committed = await commitVerifiedPatch(outcome.right.verified, {
+      repo,
+      nowMs: 1_800_000_000_000,
+      home: fixture.home,
+    });
     expect(committed._tag).toBe('Right');
     if (committed._tag !== 'Right') return;
     expect(committed.right.branch).toBe('crustcore/t_commit1');
@@ -161,7 +165,11 @@ describe('worker → verify → apply (Node, node --test)', () => {
     expect(git(fixture.repoDir, 'rev-parse', 'crustcore/t_commit1^').trim()).toBe(outcome.right.verified.baseCommit);
     expect(git(fixture.repoDir, 'status', '--porcelain')).toBe('');
     expect(readFileSync(join(fixture.repoDir, 'src/math.js'), 'utf8')).toContain('a - b');
-    const again = await commitVerifiedPatch(outcome.right.verified, { repo, nowMs: 1_800_000_000_000 });
+    const again = await commitVerifiedPatch(outcome.right.verified, {
+      repo,
+      nowMs: 1_800_000_000_000,
+      home: fixture.home,
+    });
     expect(again._tag === 'Left' && again.left._tag).toBe('BranchExists');
   });
 

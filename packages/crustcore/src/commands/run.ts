@@ -31,7 +31,7 @@ import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../render/narr
 import { loadPackBackend, PACK_BACKENDS } from './pack-backends.js';
 
 const USAGE =
-  'crustcore run --dir DIR --goal TEXT [--verify ARGV] [--worker ARGV | --backend NAME] [--approve auto|ask|deny] [--commit] [--max-revisits N] [--timeout SECONDS] [--profile readonly|supervised|full] [--ref REF] [--json | --output-format text|json|stream-json]\n       native agent: [--model PROVIDER/MODEL] [--models-config FILE] [--thinking off|low|medium|high] [--max-turns N] [--resume ID|latest] [--replay FILE] [--record FILE]';
+  'crustcore run --dir DIR --goal TEXT [--verify ARGV] [--worker ARGV | --backend NAME] [--approve auto|ask|deny] [--commit] [--max-revisits N] [--timeout SECONDS] [--profile readonly|supervised|full] [--ref REF] [--setup ARGV] [--allow-install-scripts] [--no-environment] [--json | --output-format text|json|stream-json]\n       native agent: [--model PROVIDER/MODEL] [--models-config FILE] [--thinking off|low|medium|high] [--max-turns N] [--resume ID|latest] [--replay FILE] [--record FILE]';
 
 export const EXIT_FOR_OUTCOME: Readonly<Record<TaskOutcomeKind, ExitCode>> = {
   completed: ExitCode.ok,
@@ -125,6 +125,9 @@ export const runCommand: Command = {
         resume: { type: 'string' },
         thinking: { type: 'string' },
         'max-turns': { type: 'string' },
+        setup: { type: 'string' },
+        'allow-install-scripts': { type: 'boolean', default: false },
+        'no-environment': { type: 'boolean', default: false },
       },
       strict: true,
     });
@@ -180,6 +183,10 @@ export const runCommand: Command = {
     }
     checkVerifyArgv(verifyArgv, verifyFromUser);
 
+    // A typed --setup is the user's own command, like --verify; install scripts need their own flag.
+    const setupArgv = values.setup === undefined ? null : argvOption('setup', values.setup);
+    if (setupArgv !== null && values['no-environment']) throw new UsageError('--setup and --no-environment conflict');
+
     const canAsk = approve === 'ask' && io.stdin.isTTY === true && io.stderr.isTTY === true;
     // Nobody could answer the approval at the end: say so before any work is done.
     if (approve === 'ask' && !canAsk) throw new UsageError(NO_TERMINAL_FOR_ASK);
@@ -221,6 +228,9 @@ export const runCommand: Command = {
         env: io.env,
         verifyArgv,
         verifyArgvFromUser: verifyFromUser,
+        setupArgv,
+        allowInstallScripts: values['allow-install-scripts'],
+        environment: !values['no-environment'],
         makeBackend: async ({ workerCap, toolGate, note }): Promise<CodingBackend> => {
           if (backendName === 'external' && workerArgv !== null)
             return new ExternalCommandBackend(workerCap(), {

@@ -5,6 +5,7 @@
  * (worktree, /tmp, HOME, read-write extra binds) accept writes.
  */
 
+import type { EnvironmentBinds } from '../mount/environment-bind.js';
 import { type ExtraBind, SANDBOX_HOME } from '../mount/extra-bind.js';
 import { ETC_ENTRIES, NETWORK_ETC_ENTRIES, systemMounts } from '../mount/host-layout.js';
 
@@ -17,6 +18,8 @@ export interface BubblewrapPlan {
   readonly cwd: string;
   readonly network: 'none' | 'host';
   readonly extraBinds: readonly ExtraBind[];
+  /** Read-only dependency binds (relative to the worktree) and toolchain directories. */
+  readonly environmentBinds?: EnvironmentBinds;
   /** argv of the sandboxed program. */
   readonly command: readonly string[];
   /**
@@ -58,6 +61,18 @@ export function bubblewrapArgv(plan: BubblewrapPlan): string[] {
   // Parents before children, so a bind into a bound directory is not hidden.
   const binds = [...plan.extraBinds].sort((a, b) => a.target.length - b.target.length);
   for (const bind of binds) args.push(bind.mode === 'read-write' ? '--bind' : '--ro-bind', bind.source, bind.target);
+  args.push(...environmentArgs(plan));
   args.push('--remount-ro', '/', '--chdir', plan.cwd, '--', ...plan.command);
+  return args;
+}
+
+/** Dependencies over the worktree (parents first) and toolchains at their own paths, all read-only. */
+function environmentArgs(plan: BubblewrapPlan): string[] {
+  const environment = plan.environmentBinds;
+  if (environment === undefined) return [];
+  const args: string[] = [];
+  for (const tool of environment.tools) args.push('--ro-bind', tool, tool);
+  const inWorktree = [...environment.worktree].sort((a, b) => a.path.length - b.path.length);
+  for (const bind of inWorktree) args.push('--ro-bind', bind.source, `${plan.worktreeRoot}/${bind.path}`);
   return args;
 }

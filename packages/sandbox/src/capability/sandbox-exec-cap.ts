@@ -5,6 +5,12 @@
  * constructor makes it fail at compile time.
  */
 import { err, ok, type Result } from '@crustcore/kernel';
+import {
+  checkEnvironmentBinds,
+  type EnvironmentBinds,
+  type EnvironmentBindsRequest,
+  NO_ENVIRONMENT_BINDS,
+} from '../mount/environment-bind.js';
 import { checkExtraBinds, type ExtraBind, type ExtraBindRequest } from '../mount/extra-bind.js';
 import {
   isSandboxProfileName,
@@ -24,12 +30,20 @@ export interface SandboxCapOptions {
   readonly extraBinds?: readonly ExtraBindRequest[];
   /** Lower limits; a value above the profile's is ignored. */
   readonly limits?: Partial<ResourceLimits>;
+  /** Read-only dependency and toolchain binds (any profile but hostile; bubblewrap only). */
+  readonly environment?: EnvironmentBindsRequest;
 }
 
 /** Why no capability was minted. */
 export interface SandboxCapError {
   readonly _tag: 'SandboxCapError';
-  readonly reason: 'UnknownProfile' | 'BackendNotAllowed' | 'ExtraBindsNotAllowed' | 'BadExtraBind' | 'BadLimits';
+  readonly reason:
+    | 'UnknownProfile'
+    | 'BackendNotAllowed'
+    | 'ExtraBindsNotAllowed'
+    | 'BadExtraBind'
+    | 'BadLimits'
+    | 'BadEnvironment';
   readonly message: string;
 }
 
@@ -40,6 +54,7 @@ let construct: (
   backend: SandboxBackendKind,
   extraBinds: readonly ExtraBind[],
   limits: ResourceLimits,
+  environment: EnvironmentBinds,
 ) => SandboxExecCap;
 
 /** Authority to run sandboxed processes under one profile. Never serialized as authority. */
@@ -48,6 +63,7 @@ export class SandboxExecCap {
   readonly #backend: SandboxBackendKind;
   readonly #extraBinds: readonly ExtraBind[];
   readonly #limits: ResourceLimits;
+  readonly #environment: EnvironmentBinds;
 
   private constructor(
     token: symbol,
@@ -55,6 +71,7 @@ export class SandboxExecCap {
     backend: SandboxBackendKind,
     extraBinds: readonly ExtraBind[],
     limits: ResourceLimits,
+    environment: EnvironmentBinds,
   ) {
     // A cast can reach a private constructor; the token cannot be forged.
     if (token !== MINT) throw new TypeError('SandboxExecCap is minted only by mintSandboxExecCap');
@@ -62,13 +79,14 @@ export class SandboxExecCap {
     this.#backend = backend;
     this.#extraBinds = Object.freeze([...extraBinds]);
     this.#limits = Object.freeze({ ...limits });
+    this.#environment = environment;
     Object.freeze(this);
   }
 
   static {
     // The only way to construct one from outside the class body, kept module-private.
-    construct = (profile, backend, extraBinds, limits) =>
-      new SandboxExecCap(MINT, profile, backend, extraBinds, limits);
+    construct = (profile, backend, extraBinds, limits, environment) =>
+      new SandboxExecCap(MINT, profile, backend, extraBinds, limits, environment);
   }
 
   /** True only for real capabilities (checks the private field, not the shape). */
@@ -90,6 +108,10 @@ export class SandboxExecCap {
   }
   get limits(): ResourceLimits {
     return this.#limits;
+  }
+  /** Read-only dependency/toolchain binds (the request to pass on when re-minting). */
+  get environment(): EnvironmentBinds {
+    return this.#environment;
   }
 
   /** A description for logs; carries no authority. */
@@ -134,5 +156,21 @@ export function mintSandboxExecCap(
   }
   const limitProblem = checkLimits(options.limits ?? {});
   if (limitProblem !== null) return fail('BadLimits', limitProblem);
-  return ok(construct(profile, backend, binds.right, tightenLimits(profile.limits, options.limits ?? {})));
+  const environment = mintEnvironment(profileName, backend, options.environment);
+  if (environment._tag === 'Left') return fail('BadEnvironment', environment.left);
+  const limits = tightenLimits(profile.limits, options.limits ?? {});
+  return ok(construct(profile, backend, binds.right, limits, environment.right));
+}
+
+function mintEnvironment(
+  profileName: SandboxProfileName,
+  backend: SandboxBackendKind,
+  request: EnvironmentBindsRequest | undefined,
+): Result<string, EnvironmentBinds> {
+  const empty = (request?.worktree ?? []).length === 0 && (request?.tools ?? []).length === 0;
+  if (request === undefined || empty) return ok(NO_ENVIRONMENT_BINDS);
+  // Hostile runs see nothing of the user's machine; the jail cannot bind at all.
+  if (profileName === 'hostile') return err('profile hostile takes no environment binds');
+  if (backend !== 'bubblewrap') return err('environment binds need the bubblewrap backend');
+  return checkEnvironmentBinds(request);
 }

@@ -53,6 +53,8 @@ export interface EnvContext {
   /** Real path of the worktree. */
   readonly worktreeRoot: string;
   readonly allowWorktreeInPathLists: boolean;
+  /** Read-only directories inside the worktree that path lists may name even when the worktree may not be. */
+  readonly trustedWorktreePaths?: readonly string[];
   /**
    * Maps a path as the sandbox sees it to the host path behind it, or null
    * when the sandbox cannot see it or it lives on a sandbox-only tmpfs.
@@ -176,7 +178,8 @@ function checkSearchPathList(name: string, value: string, context: EnvContext): 
     const where = `${name} component ${index + 1}`;
     if (component === '') return `${where} is empty (it would mean the current directory)`;
     if (!isNormalizedAbsolute(component)) return `${where} is not a normalized absolute path`;
-    if (!context.allowWorktreeInPathLists && isInside(component, context.worktreeRoot)) {
+    const trusted = (context.trustedWorktreePaths ?? []).some((path) => isInside(component, path));
+    if (!context.allowWorktreeInPathLists && !trusted && isInside(component, context.worktreeRoot)) {
       return `${where} is inside the worktree`;
     }
     const hostPath = context.hostPathOf(component);

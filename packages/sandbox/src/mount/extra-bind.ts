@@ -78,7 +78,8 @@ function hostHomes(): string[] {
   return [...homes].filter((home) => isNormalizedAbsolute(home));
 }
 
-function sourceProblem(source: string): string | null {
+/** Why `source` (a real path) may not be visible in a sandbox, or null. Shared with environment binds. */
+export function sourceProblem(source: string): string | null {
   if (source === '/') return 'cannot bind the host root';
   for (const root of FORBIDDEN_SOURCE_ROOTS) if (isInside(source, root)) return `cannot bind under ${root}`;
   for (const home of hostHomes()) {
@@ -91,7 +92,8 @@ function sourceProblem(source: string): string | null {
   return null;
 }
 
-function targetProblem(target: string): string | null {
+/** Why `target` may not be a mount point inside a sandbox, or null. */
+export function targetProblem(target: string): string | null {
   if (target === '/') return 'cannot bind over the root';
   for (const root of FORBIDDEN_TARGET_ROOTS) if (overlaps(target, root)) return `cannot bind over or under ${root}`;
   if (target === '/tmp') return 'cannot bind over /tmp (bind below it instead)';

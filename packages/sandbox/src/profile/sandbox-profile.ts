@@ -5,8 +5,8 @@
  * docs/sandbox.md documents every value here — keep the two in step.
  */
 
-/** The four profiles. */
-export type SandboxProfileName = 'verify' | 'build' | 'worker' | 'hostile';
+/** The five profiles. */
+export type SandboxProfileName = 'verify' | 'build' | 'worker' | 'hostile' | 'setup';
 
 /** `bubblewrap`: namespaces. `process-jail`: weaker, only when chosen explicitly. */
 export type SandboxBackendKind = 'bubblewrap' | 'process-jail';
@@ -112,6 +112,13 @@ const testRunnerNames = [
 ] as const;
 const testRunnerPrefixes = ['VITEST_', 'JEST_', 'MOCHA_'] as const;
 
+/**
+ * Port of the in-sandbox bridge to the host's registry proxy (setup runs
+ * only). Fixed: each sandbox has its own loopback, so it cannot collide.
+ */
+export const SETUP_PROXY_PORT = 8790;
+const setupProxy = `http://127.0.0.1:${SETUP_PROXY_PORT}`;
+
 /** The built-in profiles. Frozen; callers tighten limits per capability. */
 export const SANDBOX_PROFILES: Readonly<Record<SandboxProfileName, SandboxProfile>> = Object.freeze({
   verify: {
@@ -198,12 +205,54 @@ export const SANDBOX_PROFILES: Readonly<Record<SandboxProfileName, SandboxProfil
     baseEnv: { CI: '1', NO_COLOR: '1', LANG: 'C.UTF-8' },
     envPolicy: { names: ['CI', 'NO_COLOR', 'LANG', 'TZ', 'PATH'], prefixes: [], placeholderSecretNames: [] },
   },
+  setup: {
+    name: 'setup',
+    permitsAnyCommand: true,
+    summary:
+      'Dependency installs (npm ci): no network but the package registry, through the host allowlisting proxy; install scripts off unless approved.',
+    network: 'none',
+    allowShell: false,
+    allowExtraBinds: true,
+    allowWorktreeInPathLists: false,
+    backends: ['bubblewrap'],
+    limits: { memoryBytes: 8 * GiB, cpuSeconds: 1800, processes: 256, fileSizeBytes: 2 * GiB, openFiles: 8192 },
+    defaultTimeoutMs: 15 * minute,
+    maxTimeoutMs: 60 * minute,
+    maxOutputBytes: 4 * MiB,
+    // The proxy variables are fixed here because callers may never set proxies (they are "dangerous" names).
+    baseEnv: {
+      CI: '1',
+      NO_COLOR: '1',
+      LANG: 'C.UTF-8',
+      npm_config_proxy: setupProxy,
+      npm_config_https_proxy: setupProxy,
+      HTTPS_PROXY: setupProxy,
+      HTTP_PROXY: setupProxy,
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_update_notifier: 'false',
+    },
+    envPolicy: {
+      names: [
+        'CI',
+        'NO_COLOR',
+        'LANG',
+        'TZ',
+        'PATH',
+        'npm_config_registry',
+        'npm_config_cache',
+        'npm_config_ignore_scripts',
+      ],
+      prefixes: [],
+      placeholderSecretNames: [],
+    },
+  },
 });
 
 /** Profile names, in documentation order. */
-export const SANDBOX_PROFILE_NAMES: readonly SandboxProfileName[] = ['verify', 'build', 'worker', 'hostile'];
+export const SANDBOX_PROFILE_NAMES: readonly SandboxProfileName[] = ['verify', 'build', 'worker', 'hostile', 'setup'];
 
-/** Type guard for the four profile names. */
+/** Type guard for the profile names. */
 export const isSandboxProfileName = (input: unknown): input is SandboxProfileName =>
   typeof input === 'string' && (SANDBOX_PROFILE_NAMES as readonly string[]).includes(input);
 

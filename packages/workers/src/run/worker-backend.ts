@@ -286,6 +286,7 @@ export class WorkerCliBackend implements CodingBackend {
       const minted = mintSandboxExecCap('worker', {
         backend: 'bubblewrap',
         limits: cap.limits,
+        environment: cap.environment,
         extraBinds: [
           { source: home, target: SANDBOX_HOME, mode: 'read-write' },
           { source: modelDirectory, target: SANDBOX_LAYOUT.modelDirectory, mode: 'read-only' },

@@ -1,0 +1,116 @@
+/**
+ * A warm pool of verify/baseline worktrees, `$CRUSTCORE_HOME/pool/<repo-id>/slot-N`.
+ * A full checkout of a 20k-file tree costs seconds; resetting a slot that
+ * is already at (or near) the base costs a stat pass. A slot is claimed by
+ * an owner file created exclusively (a dead owner's claim is taken over),
+ * reset with `git reset --hard` + `git clean -ffdx` to exactly the base,
+ * checked clean with `git status --ignored`, and released by removing the
+ * claim. Anything unexpected — the reset fails, the status is not empty,
+ * the `.git` pointer moved — and the slot is thrown away and checked out
+ * fresh, so a reused slot is never less clean than a new worktree.
+ * Worker (task) worktrees are never pooled: a worker may leave state git
+ * does not track (directory modes), and verify must not inherit it.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type GitFailure, gitRawText, runGitAt } from './git.js';
+import { unlinkIfPresent, writeNewFileSynced } from './journal/durable.js';
+import { currentOwner, isOwnerAlive, type ProcessOwner } from './owner.js';
+
+export const POOL_SLOTS = 4;
+export const poolDir = (home: string, repoId: string): string => join(home, 'pool', repoId);
+
+export interface PoolSlot {
+  readonly path: string;
+  readonly gitDir: string;
+  readonly claimFile: string;
+}
+
+interface SlotRecord {
+  readonly gitDir: string;
+}
+
+function readJson<T>(path: string): T | null {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
+  } catch {
+    return null;
+  }
+}
+
+/** Claims the first free slot (taking over a dead owner's claim); null when all are busy. */
+function claimSlot(parent: string): { index: number; claimFile: string } | null {
+  mkdirSync(parent, { recursive: true, mode: 0o700 });
+  const owner = new TextEncoder().encode(JSON.stringify(currentOwner()));
+  for (let index = 0; index < POOL_SLOTS; index += 1) {
+    const claimFile = join(parent, `slot-${index}.claim.json`);
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      try {
+        writeNewFileSynced(claimFile, owner, 0o600);
+        return { index, claimFile };
+      } catch {
+        const holder = readJson<ProcessOwner>(claimFile);
+        if (holder !== null && typeof holder.pid === 'number' && isOwnerAlive(holder)) break;
+        unlinkIfPresent(claimFile);
+      }
+    }
+  }
+  return null;
+}
+
+async function resetSlot(path: string, gitDir: string, commit: string): Promise<boolean> {
+  const pointer = /^gitdir: (.+)$/m.exec(safeRead(join(path, '.git')))?.[1]?.trim();
+  if (pointer !== gitDir) return false;
+  const location = { gitDir, workTree: path, cwd: path };
+  const reset = await runGitAt(location, ['reset', '--hard', '--quiet', commit]);
+  if (reset._tag === 'Left') return false;
+  const clean = await runGitAt(location, ['clean', '-ffdxq']);
+  if (clean._tag === 'Left') return false;
+  const status = await gitRawText(location, ['status', '--porcelain', '--ignored', '-z', '--untracked-files=all']);
+  return status._tag === 'Right' && status.right === '';
+}
+
+const safeRead = (path: string): string => {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+};
+
+/**
+ * A clean slot at `commit`. `create` checks a slot out fresh at a path (the
+ * caller's `git worktree add`); `remove` forgets one.
+ */
+export async function acquirePoolSlot(options: {
+  readonly home: string;
+  readonly repoId: string;
+  readonly commit: string;
+  readonly create: (path: string) => Promise<{ gitDir: string } | GitFailure>;
+  readonly remove: (path: string) => Promise<void>;
+}): Promise<PoolSlot | null> {
+  const parent = poolDir(options.home, options.repoId);
+  const claimed = claimSlot(parent);
+  if (claimed === null) return null;
+  const path = join(parent, `slot-${claimed.index}`);
+  const recordFile = `${path}.slot.json`;
+  const record = readJson<SlotRecord>(recordFile);
+  if (record !== null && (await resetSlot(path, record.gitDir, options.commit))) {
+    return { path, gitDir: record.gitDir, claimFile: claimed.claimFile };
+  }
+  await options.remove(path);
+  rmSync(path, { recursive: true, force: true, maxRetries: 3 });
+  unlinkIfPresent(recordFile);
+  const created = await options.create(path);
+  if ('_tag' in created) {
+    unlinkIfPresent(claimed.claimFile);
+    return null;
+  }
+  writeFileSync(recordFile, JSON.stringify({ gitDir: created.gitDir }), { mode: 0o600 });
+  return { path, gitDir: created.gitDir, claimFile: claimed.claimFile };
+}
+
+/** Gives the slot back (its checkout stays for the next run). */
+export function releasePoolSlot(claimFile: string): void {
+  unlinkIfPresent(claimFile);
+}
