@@ -176,6 +176,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
     let loopRef: TaskLoop | null = null;
     session = new VerifySession({
       repo,
+      redact,
       taskId: options.taskId,
       goal: options.goal,
       home: options.home,

@@ -34,6 +34,7 @@ import {
   verifyPatch,
   viewPatch,
 } from '@crustcore/verify';
+import type { Redact } from './ledger-recorder.js';
 import type {
   AttemptResult,
   Attempts,
@@ -56,6 +57,8 @@ export interface VerifySessionOptions {
   readonly verifyArgv: Argv;
   readonly verifyCap: SandboxExecCap;
   readonly recorder: Recorder;
+  /** The runtime redactor, for worker text that is shown or returned rather than recorded. */
+  readonly redact?: Redact;
   readonly clockMs: () => number;
   /** `--commit`: integrate as a commit on crustcore/<task> instead of writing the working tree. */
   readonly commitMode: boolean;
@@ -86,13 +89,15 @@ export function stderrTail(text: string): string {
 }
 
 /** What the worker was and how it ended; argv is the host command when the backend ran one. */
-function workerRunOf(result: BackendResult): WorkerRun {
+function workerRunOf(result: BackendResult, redact: Redact): WorkerRun {
   const host = result.commandsRun.find((command) => command.source === 'host');
   return {
     argv: host === undefined ? [result.backend] : [...host.argv],
     exitCode: result.exit.exitCode,
     signal: result.exit.signal,
-    stderrTail: stderrTail(result.transcript.stderrText),
+    // The tail leaves the recorder's reach (it is printed and returned in --json): redact it here,
+    // the whole text before cutting, so a cut never separates a credential from the name that marks it.
+    stderrTail: stderrTail(redact(result.transcript.stderrText)),
   };
 }
 
@@ -231,7 +236,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     const stderrArtifact = result.transcript.stderrText.trim()
       ? await this.#o.recorder.storeArtifact(result.transcript.stderrText)
       : undefined;
-    const worker = workerRunOf(result);
+    const worker = workerRunOf(result, this.#o.redact ?? ((text) => text));
     if (result.failure === null || result.exit.exitCode !== null) {
       commands.push({
         // The program the user named (not just the backend's name), so the log shows what ran.
