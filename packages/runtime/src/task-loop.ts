@@ -124,6 +124,11 @@ export class TaskLoop {
   #worker: WorkerRun | null = null;
   /** Serializes record → step → record so nested submissions (tool calls) stay ordered. */
   #chain: Promise<unknown> = Promise.resolve();
+  /** Settles once TaskCreated was stepped (or the task failed before): stops wait for it. */
+  #markCreated: () => void = () => undefined;
+  readonly #created: Promise<void> = new Promise((resolve) => {
+    this.#markCreated = resolve;
+  });
 
   constructor(spec: TaskSpec, ports: TaskPorts) {
     this.#spec = spec;
@@ -137,6 +142,9 @@ export class TaskLoop {
 
   /** Asks the task to stop at the next safe boundary (Ctrl+C, `crustcore cancel`). */
   async cancel(reason: string): Promise<void> {
+    // A stop that comes before the kernel knows the task (a --timeout or Ctrl+C during start-up)
+    // waits for TaskCreated: sent first, it would be refused as an unknown task and lost.
+    await this.#created;
     if (this.#finished !== null) return;
     // The kernel answers with StopTask (aborting the running backend or verify) and TaskFinished.
     await this.#drive(await this.submit({ kind: 'TaskCancelled', taskId: this.#spec.taskId, reason }));
@@ -164,6 +172,7 @@ export class TaskLoop {
 
   /** Stops the task hard, now (`crustcore kill`): the kernel answers StopTask {hard} and TaskFinished. */
   async kill(reason: string): Promise<void> {
+    await this.#created;
     if (this.#finished !== null) return;
     await this.#drive(await this.submit({ kind: 'TaskKilled', taskId: this.#spec.taskId, reason }));
   }
@@ -171,20 +180,21 @@ export class TaskLoop {
   async run(): Promise<TaskOutcome> {
     const s = this.#spec;
     try {
-      await this.#drive(
-        await this.submit({
-          kind: 'TaskCreated',
-          taskId: s.taskId,
-          goal: s.goal,
-          profile: s.profile,
-          approvalMode: s.approvalMode,
-          canAsk: s.canAsk,
-          maxRevisits: s.maxRevisits,
-          onBudgetExhausted: 'fail',
-          ...(s.limits ? { limits: s.limits } : {}),
-        } as PendingEvent),
-      );
+      const created = await this.submit({
+        kind: 'TaskCreated',
+        taskId: s.taskId,
+        goal: s.goal,
+        profile: s.profile,
+        approvalMode: s.approvalMode,
+        canAsk: s.canAsk,
+        maxRevisits: s.maxRevisits,
+        onBudgetExhausted: 'fail',
+        ...(s.limits ? { limits: s.limits } : {}),
+      } as PendingEvent);
+      this.#markCreated();
+      await this.#drive(created);
     } catch (error) {
+      this.#markCreated();
       // An unexpected failure is recorded as an event too, so the log tells the whole story.
       const detail = error instanceof Error ? error.message : String(error);
       if (this.#finished === null) {
