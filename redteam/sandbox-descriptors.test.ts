@@ -205,6 +205,7 @@ describe('redteam: inherited file descriptors', () => {
         'build/process-jail',
         'hostile/bubblewrap',
         'runTrustedHostCommand',
+        'setup/bubblewrap',
         'verify/bubblewrap',
         'verify/process-jail',
         'worker/bubblewrap',
