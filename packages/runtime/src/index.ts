@@ -52,6 +52,7 @@ export {
   hasHiddenCharacters,
   sanitizeForTerminal,
   sanitizeName,
+  unguarded,
 } from './terminal-text.js';
 export type { ModelUsage, ToolCallOutcome, ToolCallRequest, ToolExecution, ToolGate } from './tool-gate-types.js';
 export { VerifySession, type VerifySessionOptions } from './verify-session.js';

@@ -44,6 +44,17 @@ export function guardTerminalText(text: string): string {
   return out + escapeHiding(text.slice(last), 'json');
 }
 
+const UNGUARDED = Symbol('crustcore.unguarded');
+
+/**
+ * The stream under a guard, for readline alone: a line editor moves the cursor and clears the line
+ * with escape sequences of its own, and text it echoes is what the person typed. Everything else
+ * writes through the guard.
+ */
+export function unguarded<T extends Writable>(stream: T): T {
+  return ((stream as unknown as Record<symbol, unknown>)[UNGUARDED] as T | undefined) ?? stream;
+}
+
 /** The stream with every write guarded; everything else (isTTY, events, columns) is the stream's own. */
 export function guardOutput<T extends Writable>(stream: T): T {
   const write = (chunk: unknown, ...rest: unknown[]): boolean => {
@@ -54,6 +65,7 @@ export function guardOutput<T extends Writable>(stream: T): T {
   return new Proxy(stream, {
     get(target, property) {
       if (property === 'write') return write;
+      if (property === UNGUARDED) return target;
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },

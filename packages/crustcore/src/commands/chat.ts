@@ -28,7 +28,7 @@ import { createInterface, type Interface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { AgentEvent, NativeAgentBackend } from '@crustcore/agent';
 import type { ApprovalChannel, RunTaskOptions, RunTaskResult } from '@crustcore/runtime';
-import { LedgerBusyError, randomIds, runTask, SetupError, sanitizeForTerminal } from '@crustcore/runtime';
+import { LedgerBusyError, randomIds, runTask, SetupError, sanitizeForTerminal, unguarded } from '@crustcore/runtime';
 import { type Argv, detectVerifyCommand, openRepository, splitArgv } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
 import { requireFullBuild } from '../cli/edition.js';
@@ -448,7 +448,13 @@ export const chatCommand: Command = {
       state.sessionId = id;
     }
     const interactive = io.stdin.isTTY === true && io.stdout.isTTY === true;
-    const rl: Interface = createInterface({ input: io.stdin, output: io.stdout, terminal: interactive, prompt: '› ' });
+    // readline draws the prompt with cursor controls of its own: it writes to the stream under the guard.
+    const rl: Interface = createInterface({
+      input: io.stdin,
+      output: unguarded(io.stdout),
+      terminal: interactive,
+      prompt: '› ',
+    });
     let closed = false;
     let finish: (code: ExitCode) => void = () => undefined;
     const done = new Promise<ExitCode>((resolvePromise) => {
