@@ -112,6 +112,13 @@ async function openSpine(options: OpenSpineOptions): Promise<LedgerSpine> {
 
 export const projectDirOf = (home: string, repo: Repository): string => join(home, 'projects', repo.repoId);
 
+/** Why a task was stopped, in words: a TimeoutError is the time limit, not the user. */
+function abortReasonText(value: unknown): string {
+  const reason = value as { name?: unknown; message?: unknown } | undefined;
+  if (reason?.name === 'TimeoutError') return 'stopped: the time limit (--timeout) ran out';
+  return typeof reason?.message === 'string' && reason.message !== '' ? reason.message : 'interrupted by the user';
+}
+
 export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
   const clockMs = options.clockMs ?? Date.now;
   const opened = await openRepository(options.dir);
@@ -219,12 +226,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
     );
     bound = loop.toolGate();
     loopRef = loop;
-    // AbortSignal.timeout() aborts with a TimeoutError: say so instead of blaming the user.
-    const stopReason = (): string => {
-      const reason = options.signal?.reason as { name?: unknown; message?: unknown } | undefined;
-      if (reason?.name === 'TimeoutError') return 'stopped: the time limit (--timeout) ran out';
-      return typeof reason?.message === 'string' && reason.message !== '' ? reason.message : 'interrupted by the user';
-    };
+    const stopReason = (): string => abortReasonText(options.signal?.reason);
     // A TaskKillRequest as the abort reason (the daemon's `kill`) is a kill, anything else a cancel.
     const onAbort = (): void =>
       void (
