@@ -217,6 +217,12 @@ describe('crustcore daemon on PGlite, through its admin socket', () => {
       120_000,
       'the job to start',
     );
+    // Handshake: the task's ledger shows the kernel planned it (the attempt is starting), so the kill
+    // stops a running task rather than one the kernel has not heard of yet.
+    for (let tries = 0; !ledgerOf(job.taskId).kinds.includes('TaskPlanned'); tries++) {
+      if (tries > 480) throw new Error('the task was never planned');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
     const killed = cli(env, ['kill', job.jobId, '--json']);
     expect(killed.json).toMatchObject({ ok: true, status: 'Killed', stoppingHere: true });
     await daemon.waitFor(
