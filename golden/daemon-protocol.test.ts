@@ -24,7 +24,7 @@ import type { ApprovalId, Hash32, TaskId } from '@crustcore/kernel';
 import type { ApprovalContext, ApprovalRequest } from '@crustcore/runtime';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { rawAdmin, sleep, tempDir } from './daemon-harness.js';
+import { rawAdmin, tempDir } from './daemon-harness.js';
 
 const request = (overrides: Partial<ApprovalRequest> = {}): ApprovalRequest =>
   ({
@@ -113,11 +113,16 @@ describe('admin socket server', () => {
   });
 });
 
+/** Handshake: resolves once the desk lists `count` pending requests (the channel registered them). */
+async function untilPending(desk: ApprovalDesk, count: number): Promise<void> {
+  while (desk.list().length < count) await new Promise((resume) => setImmediate(resume));
+}
+
 describe('approval desk', () => {
   it('ask: pending until a person grants exactly the shown operation', async () => {
     const desk = new ApprovalDesk({ timeoutMs: 60_000 });
     const answer = desk.channelFor(job, 'ask', held).resolve(request(), context);
-    await sleep(10);
+    await untilPending(desk, 1);
     expect(desk.list()).toHaveLength(1);
     expect(desk.resolve('t_abc', { approvalId: 'a_one', opHash: '0'.repeat(64) }, true)).toMatchObject({
       _tag: 'ApprovalChanged',
@@ -145,7 +150,7 @@ describe('approval desk', () => {
   it('a grant is fenced: a daemon that lost the lease denies', async () => {
     const desk = new ApprovalDesk({ timeoutMs: 60_000 });
     const answer = desk.channelFor(job, 'ask', async () => false).resolve(request(), context);
-    await sleep(10);
+    await untilPending(desk, 1);
     desk.resolve('j_one', { approvalId: 'a_one', opHash: 'f'.repeat(64) }, true);
     await expect(answer).resolves.toMatchObject({ decision: 'denied' });
     await expect(
@@ -165,7 +170,7 @@ describe('approval desk', () => {
       decision: 'denied',
     });
     const waiting = desk.channelFor(job, 'ask', held).resolve(request(), context);
-    await sleep(10);
+    await untilPending(desk, 1);
     desk.denyJob('j_one');
     await expect(waiting).resolves.toMatchObject({ decision: 'denied' });
   });

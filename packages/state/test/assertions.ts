@@ -33,12 +33,13 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 
 /** Polls `sql` (selecting a boolean `done`) until it is true, on the database's clock (bounded: 10 s). */
 export async function waitUntil(db: Db, sql: string, params: readonly string[]): Promise<void> {
-  for (let attempt = 0; attempt < 400; attempt += 1) {
+  // A handshake on the database's own clock and state; only the test's timeout bounds it, so a
+  // loaded machine makes it slower, never wrong.
+  for (;;) {
     const result = await db.query<{ done: boolean }>(sql, params);
     if (result.rows[0]?.done === true) return;
     await sleep(25);
   }
-  throw new Error(`still false after 10 s: ${sql}`);
 }
 
 /** Waits until the job's lease has run out on the database's clock. */

@@ -19,7 +19,7 @@ import {
   recoverExpiredLeases,
   startJob,
 } from '../src/index.js';
-import { jobId, left, refusedBySql, right, sleep, waitForLeaseToLapse, waitUntil } from './assertions.js';
+import { jobId, left, refusedBySql, right, waitForLeaseToLapse, waitUntil } from './assertions.js';
 import { type EngineHarness, openMigrated } from './engines.js';
 
 async function claimOne(db: Db, owner: string, leaseMs: number, kinds?: readonly string[]): Promise<JobLease> {
@@ -191,14 +191,19 @@ export function jobSuite(engine: EngineHarness): void {
     it('heartbeats extend the lease; a missed one is flagged; cancellation reaches the worker', async () => {
       const id = jobId();
       right(await enqueueJob(db, { id, kind: 'beat' }));
-      const lease = await claimOne(db, 'w', 3000, ['beat']);
+      // A long lease, so the job cannot lapse however slow the machine is while the test
+      // waits past half of it (by moving the last heartbeat back on the database's clock).
+      const lease = await claimOne(db, 'w', 600_000, ['beat']);
       const running = right(await startJob(db, lease, { processHandle: `pid:${process.pid}` }));
       expect(running).toMatchObject({ status: 'Running', processHandle: `pid:${process.pid}` });
       const ack = right(await heartbeatJob(db, lease));
       expect(ack.cancelRequested).toBe(false);
       expect(ack.leaseExpiresAt.getTime()).toBeGreaterThanOrEqual(running.leaseExpiresAt?.getTime() ?? 0);
       // Over half the lease without a heartbeat, well before it runs out.
-      await sleep(1700);
+      await db.query(
+        `UPDATE crust_jobs SET heartbeat_at = now() - (lease_ms * 0.6) * interval '1 millisecond' WHERE id = $1::text`,
+        [id],
+      );
       expect((await recoverExpiredLeases(db)).heartbeatMissing).toContain(id);
       expect((await getJob(db, id))?.status).toBe('HeartbeatMissing');
       right(await heartbeatJob(db, lease));
@@ -238,7 +243,7 @@ export function jobSuite(engine: EngineHarness): void {
 
       const late = jobId();
       right(await enqueueJob(db, { id: late, kind: 'deadline', deadlineMs: 50 }));
-      await sleep(120);
+      await waitUntil(db, 'SELECT deadline_at <= now() AS done FROM crust_jobs WHERE id = $1::text', [late]);
       expect(right(await claimJob(db, { owner: 'w', leaseMs: 1000, kinds: ['deadline'] }))).toBeNull();
       const leasedLate = jobId();
       right(await enqueueJob(db, { id: leasedLate, kind: 'deadline-leased', deadlineMs: 600 }));
