@@ -9,6 +9,7 @@
 import { filterDriverNames, filterOverrideEnv, GIT_DIFF_SAFETY_ARGS, gitBaseArgs, gitEnv } from '@crustcore/confine';
 import { err, ok, type Result } from '@crustcore/kernel';
 import { type ProcessResult, runTrustedHostCommand } from '@crustcore/sandbox';
+import { cachedFilterNames, configFingerprint, rememberFilterNames } from './git-config-cache.js';
 
 export { GIT_DIFF_SAFETY_ARGS };
 
@@ -89,20 +90,37 @@ async function spawn(
 /**
  * The environment for git at `location`: confine's safe base plus overrides
  * for every filter driver the repository's config names (listing config runs
- * nothing). Computed per call so a config edit between calls is seen.
+ * nothing). A config edit between calls is seen: the listing is cached only
+ * while the config files are unchanged (git-config-cache.ts).
  */
 async function environmentFor(
   location: GitLocation,
   options: GitCallOptions,
 ): Promise<Result<GitFailure, Record<string, string>>> {
   const base = gitEnv(location.workTree === null ? {} : { root: location.workTree });
+  const names = await filterNamesAt(location, base, options);
+  if (names._tag === 'Left') return names;
+  return ok({ ...base, ...filterOverrideEnv(names.right), ...objectEnv(location), ...(options.env ?? {}) });
+}
+
+/** The filter drivers the repository's config names: cached while its config files are unchanged. */
+async function filterNamesAt(
+  location: GitLocation,
+  base: Readonly<Record<string, string>>,
+  options: GitCallOptions,
+): Promise<Result<GitFailure, readonly string[]>> {
+  const cached = cachedFilterNames(location.gitDir);
+  if (cached !== null) return ok(cached);
+  const fingerprint = configFingerprint(location.gitDir);
   const listed = await spawn(location, base, ['config', '--list', '-z'], options, CONFIG_OUTPUT_BYTES);
   if (listed.startError !== null)
     return err(failure('config', listed, `git did not start: ${listed.startError.message}`));
   if (listed.stdout.truncated) return err(failure('config', listed, 'repository config is too large'));
-  const names = filterDriverNames(listed.exitCode === 0 ? listed.stdout.text : '');
+  const listing = listed.exitCode === 0 ? listed.stdout.text : '';
+  const names = filterDriverNames(listing);
   if (names.length > 256) return err(failure('config', listed, 'too many filter drivers'));
-  return ok({ ...base, ...filterOverrideEnv(names), ...objectEnv(location), ...(options.env ?? {}) });
+  if (listed.exitCode === 0) rememberFilterNames(location.gitDir, fingerprint, listing, names);
+  return ok(names);
 }
 
 /** Runs git; a non-zero exit, a timeout or a start failure is a `GitFailure` value. */

@@ -42,21 +42,36 @@ export function directoryTree(root: string): TreeReader {
   };
 }
 
-/** The tree of `commit` in `repo`, read without a checkout. */
+/**
+ * The tree of `commit` in `repo`, read without a checkout. Detection probes
+ * many manifest names that most projects lack, so each directory is listed
+ * once (one `ls-tree`) and only files the listing holds are read: a commit
+ * never changes, so the listing cannot go stale.
+ */
 export function commitTree(repo: Repository, commit: string): TreeReader {
   const location = repositoryLocation(repo);
+  const listings = new Map<string, Promise<readonly string[]>>();
+  const listDirectory = (relativePath: string): Promise<readonly string[]> => {
+    let listing = listings.get(relativePath);
+    if (listing === undefined) {
+      const spec = relativePath === '' ? commit : `${commit}:${relativePath}`;
+      listing = gitText(location, ['ls-tree', '--name-only', '-z', spec]).then((listed) =>
+        listed._tag === 'Left' ? [] : listed.right.split('\u0000').filter((name) => name !== ''),
+      );
+      listings.set(relativePath, listing);
+    }
+    return listing;
+  };
   return {
     readText: async (relativePath) => {
+      const slash = relativePath.lastIndexOf('/');
+      const names = await listDirectory(slash === -1 ? '' : relativePath.slice(0, slash));
+      if (!names.includes(relativePath.slice(slash + 1))) return null;
       const shown = await gitRawText(location, ['cat-file', 'blob', `${commit}:${relativePath}`], {
         maxOutputBytes: MAX_MANIFEST_BYTES,
       });
       return shown._tag === 'Right' ? shown.right : null;
     },
-    listDirectory: async (relativePath) => {
-      const spec = relativePath === '' ? commit : `${commit}:${relativePath}`;
-      const listed = await gitText(location, ['ls-tree', '--name-only', '-z', spec]);
-      if (listed._tag === 'Left') return [];
-      return listed.right.split('\u0000').filter((name) => name !== '');
-    },
+    listDirectory,
   };
 }

@@ -1,0 +1,105 @@
+/**
+ * Remembers which filter drivers a repository's config names, so a task's
+ * hundred git calls do not each start a second git just to list the config
+ * (that doubled every git call and was the largest part of a small task's
+ * overhead).
+ *
+ * The listing runs with no system or global config (confine's git
+ * environment), so it depends only on the repository's own config files:
+ * `<common dir>/config`, `<git dir>/config.worktree` and the `commondir`
+ * pointer. A cached answer is used only while each of those files has the
+ * same inode, size, mtime and ctime as when it was listed. Three rules keep
+ * that sound:
+ * - a listing with any `include.*` / `includeIf.*` key is never cached (an
+ *   included file, or a branch an `onbranch:` condition names, could change
+ *   without any of the watched files changing);
+ * - a listing is not cached when a watched file changed less than
+ *   `RACY_WINDOW_MS` before it (git's own "racy clean" rule for its index:
+ *   file times are coarse, so an edit in the same tick could keep them);
+ * - a file the worker could edit is not involved: the worker never gets
+ *   write access to the git directory.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+
+const RACY_WINDOW_MS = 2_000;
+const MAX_ENTRIES = 64;
+const INCLUDE_KEY = /^include(?:if\..*)?\.path$/i;
+
+const cache = new Map<string, { readonly fingerprint: string; readonly names: readonly string[] }>();
+
+function commonDirOf(gitDir: string): string {
+  try {
+    const pointer = readFileSync(join(gitDir, 'commondir'), 'utf8').trim();
+    return isAbsolute(pointer) ? pointer : join(gitDir, pointer);
+  } catch {
+    return gitDir;
+  }
+}
+
+/** The watched files; `racy` ones are edited in place by git and obey the racy window. */
+function watchedFiles(gitDir: string): { readonly file: string; readonly racy: boolean }[] {
+  const commonDir = commonDirOf(gitDir);
+  return [
+    // Written once when a linked worktree is made; a new pointer is a new file.
+    { file: join(gitDir, 'commondir'), racy: false },
+    { file: join(commonDir, 'config'), racy: true },
+    { file: join(gitDir, 'config.worktree'), racy: true },
+  ];
+}
+
+/** Identity of the config files, or null when one changed too recently to be trusted. */
+function fingerprintOf(gitDir: string, nowMs: number): string | null {
+  const parts: string[] = [];
+  for (const { file, racy } of watchedFiles(gitDir)) {
+    try {
+      const stat = statSync(file, { bigint: true });
+      const changedMs = Number(stat.ctimeNs / 1_000_000n);
+      if (racy && nowMs - changedMs < RACY_WINDOW_MS) return null;
+      parts.push(`${file}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`);
+    } catch {
+      parts.push(`${file}:absent`);
+    }
+  }
+  return parts.join('\u0000');
+}
+
+/** True when the `-z` listing includes other files (never cached). */
+export function listingIncludesFiles(listing: string): boolean {
+  return listing.split('\u0000').some((entry) => INCLUDE_KEY.test(entry.split('\n', 1)[0] ?? ''));
+}
+
+/** The cached filter driver names for `gitDir`, when its config files are unchanged. */
+export function cachedFilterNames(gitDir: string): readonly string[] | null {
+  const entry = cache.get(gitDir);
+  if (entry === undefined) return null;
+  const fingerprint = fingerprintOf(gitDir, Date.now());
+  return fingerprint !== null && fingerprint === entry.fingerprint ? entry.names : null;
+}
+
+/**
+ * Remembers `names` for `gitDir`. `fingerprint` must be taken before the
+ * listing ran (`configFingerprint`), so an edit during the listing is seen
+ * as a change by the next call.
+ */
+export function rememberFilterNames(
+  gitDir: string,
+  fingerprint: string | null,
+  listing: string,
+  names: readonly string[],
+): void {
+  if (fingerprint === null || listingIncludesFiles(listing)) {
+    cache.delete(gitDir);
+    return;
+  }
+  if (cache.size >= MAX_ENTRIES && !cache.has(gitDir)) {
+    const oldest = cache.keys().next().value;
+    if (oldest !== undefined) cache.delete(oldest);
+  }
+  cache.set(gitDir, { fingerprint, names: Object.freeze([...names]) });
+}
+
+/** The fingerprint to pass to `rememberFilterNames`, taken before listing. */
+export function configFingerprint(gitDir: string): string | null {
+  return fingerprintOf(gitDir, Date.now());
+}
