@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ProcessSpec, runTrustedHostCommand } from '../src/index.js';
 import { waitUntilGone } from './process-state.js';
@@ -87,9 +90,16 @@ describe('runTrustedHostCommand', () => {
     expect(early.cancelled).toBe(true);
     expect(early.exitCode).toBeNull();
 
+    // Aborted only once the child has really started (it writes a file, then sleeps).
+    const ready = join(mkdtempSync(join(tmpdir(), 'runner-abort-')), 'started');
     const during = new AbortController();
-    const pending = runTrustedHostCommand({ ...base, argv: ['/bin/sleep', '60'], signal: during.signal });
-    setTimeout(() => during.abort(), 100);
+    const pending = runTrustedHostCommand({
+      ...base,
+      argv: ['/bin/sh', '-c', `: > '${ready}'; exec /bin/sleep 60`],
+      signal: during.signal,
+    });
+    while (!existsSync(ready)) await new Promise((resume) => setTimeout(resume, 10));
+    during.abort();
     const r = await pending;
     expect(r.cancelled).toBe(true);
     expect(r.timedOut).toBe(false);
