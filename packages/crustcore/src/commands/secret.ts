@@ -12,7 +12,7 @@
  *
  * The secrets pack is imported only when this command runs.
  */
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FileVault, SecretHandle, StoreError, VaultKeySource } from '@crustcore/secrets';
 import { type Command, UsageError } from '../cli/command.js';
