@@ -6,66 +6,17 @@
  * kernel reclaims, then kills a process of the group (OOM) — never a
  * process outside it. As root only, like the pids group.
  */
-import { randomBytes } from 'node:crypto';
-import {
-  accessSync,
-  constants,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmdirSync,
-  writeFileSync,
-} from 'node:fs';
-import type { PidsCgroup } from './pids-cgroup.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { type CgroupV1, cgroupV1Supported, createCgroupV1 } from './cgroup-v1.js';
 
 /** Mount point of the v1 memory hierarchy. */
 export const MEMORY_HIERARCHY = '/sys/fs/cgroup/memory';
-const PARENT = `${MEMORY_HIERARCHY}/crustcore`;
-const STALE_SWEEP_LIMIT = 64;
 
 /** A live per-run memory group; the same shape as a pids group, so the same kill and removal apply. */
-export type MemoryCgroup = PidsCgroup;
+export type MemoryCgroup = CgroupV1;
 
 /** Whether this process can create memory groups (root and a writable v1 memory hierarchy). */
-export function memoryCgroupSupported(): boolean {
-  if (process.getuid?.() !== 0) return false;
-  try {
-    accessSync(`${MEMORY_HIERARCHY}/cgroup.procs`, constants.W_OK);
-    mkdirSync(PARENT, { recursive: true });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function ownerAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: string }).code === 'EPERM';
-  }
-}
-
-/** Removes empty groups left by runs whose owner died (bounded). */
-function sweepStaleGroups(): void {
-  let entries: string[];
-  try {
-    entries = readdirSync(PARENT);
-  } catch {
-    return;
-  }
-  for (const name of entries.slice(0, STALE_SWEEP_LIMIT)) {
-    const owner = Number(name.split('-')[0]);
-    if (!Number.isSafeInteger(owner) || owner === process.pid || ownerAlive(owner)) continue;
-    try {
-      rmdirSync(`${PARENT}/${name}`);
-    } catch {
-      // Still has members or already gone.
-    }
-  }
-}
+export const memoryCgroupSupported = (): boolean => cgroupV1Supported(MEMORY_HIERARCHY);
 
 /**
  * Creates a group capped at `limitBytes` (memory, and memory+swap when the
@@ -73,24 +24,14 @@ function sweepStaleGroups(): void {
  * null when unsupported or refused.
  */
 export function createMemoryCgroup(limitBytes: number): MemoryCgroup | null {
-  if (!memoryCgroupSupported()) return null;
-  sweepStaleGroups();
-  const path = `${PARENT}/${process.pid}-${randomBytes(6).toString('hex')}`;
-  try {
-    mkdirSync(path);
-    writeFileSync(`${path}/memory.limit_in_bytes`, String(limitBytes));
-    if (existsSync(`${path}/memory.memsw.limit_in_bytes`)) {
-      writeFileSync(`${path}/memory.memsw.limit_in_bytes`, String(limitBytes));
-    }
-    return { path, procsFile: `${path}/cgroup.procs` };
-  } catch {
-    try {
-      rmdirSync(path);
-    } catch {
-      // Never created.
-    }
-    return null;
-  }
+  return createCgroupV1(
+    MEMORY_HIERARCHY,
+    [
+      ['memory.limit_in_bytes', String(limitBytes)],
+      ['memory.memsw.limit_in_bytes', String(limitBytes), true],
+    ],
+    existsSync,
+  );
 }
 
 /** How many processes the kernel's OOM killer killed in the group (`oom_kill` of memory.oom_control). */

@@ -4,82 +4,23 @@
  * in the group (setsid does not leave a cgroup), the group is also how the
  * whole tree is found and killed. The group is removed after the run.
  */
-import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmdirSync } from 'node:fs';
+import { type CgroupV1, cgroupV1Supported, createCgroupV1 } from './cgroup-v1.js';
 
 /** Mount point of the v1 pids hierarchy. */
 export const PIDS_HIERARCHY = '/sys/fs/cgroup/pids';
-const PARENT = `${PIDS_HIERARCHY}/crustcore`;
 const CLEANUP_ATTEMPTS = 100;
 const CLEANUP_PAUSE_MS = 10;
-const STALE_SWEEP_LIMIT = 64;
 
 /** A live per-run group. */
-export interface PidsCgroup {
-  readonly path: string;
-  /** Writing a pid here moves that process into the group. */
-  readonly procsFile: string;
-}
-
-const isRoot = (): boolean => process.getuid?.() === 0;
+export type PidsCgroup = CgroupV1;
 
 /** Whether this process can create pids groups (root and a writable v1 pids hierarchy). */
-export function pidsCgroupSupported(): boolean {
-  if (!isRoot()) return false;
-  try {
-    accessSync(`${PIDS_HIERARCHY}/cgroup.procs`, constants.W_OK);
-    mkdirSync(PARENT, { recursive: true });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: string }).code === 'EPERM';
-  }
-}
-
-/** Removes empty groups left by runs whose owner process died (bounded). */
-function sweepStaleGroups(): void {
-  let entries: string[];
-  try {
-    entries = readdirSync(PARENT);
-  } catch {
-    return;
-  }
-  for (const name of entries.slice(0, STALE_SWEEP_LIMIT)) {
-    const owner = Number(name.split('-')[0]);
-    if (!Number.isSafeInteger(owner) || owner === process.pid || processAlive(owner)) continue;
-    try {
-      rmdirSync(`${PARENT}/${name}`);
-    } catch {
-      // Still has members or already gone; a later sweep retries.
-    }
-  }
-}
+export const pidsCgroupSupported = (): boolean => cgroupV1Supported(PIDS_HIERARCHY);
 
 /** Creates a group with `pids.max = maxProcesses`, or null when unsupported or refused. */
 export function createPidsCgroup(maxProcesses: number): PidsCgroup | null {
-  if (!pidsCgroupSupported()) return null;
-  sweepStaleGroups();
-  const path = `${PARENT}/${process.pid}-${randomBytes(6).toString('hex')}`;
-  try {
-    mkdirSync(path);
-    writeFileSync(`${path}/pids.max`, String(maxProcesses));
-    return { path, procsFile: `${path}/cgroup.procs` };
-  } catch {
-    try {
-      rmdirSync(path);
-    } catch {
-      // Never created.
-    }
-    return null;
-  }
+  return createCgroupV1(PIDS_HIERARCHY, [['pids.max', String(maxProcesses)]], () => true);
 }
 
 /** Pids currently in the group. */
