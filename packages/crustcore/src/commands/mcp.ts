@@ -139,9 +139,14 @@ export const mcpCommand: Command = {
       writeLine(io.stderr, `crustcore mcp: ${error instanceof Error ? error.message : String(error)}`),
     );
     const db = backgroundDb(opening, databaseUrl === undefined ? 'pglite' : 'postgres');
+    // What the tools return reaches a model, and what the ledger records is kept: the same redactor
+    // as `crustcore run` (detectors, and the vault's secrets when it opens without a prompt).
+    const { redact } = await loadRuntimeRedactor(home, io.env);
     const service = new pack.McpService({
       db,
       home,
+      env: io.env,
+      redact,
       stateDir,
       allowedRoots: roots,
       verifyTimeoutMs: verifyTimeoutSeconds * 1_000,
@@ -185,14 +190,12 @@ export const mcpCommand: Command = {
           `crustcore mcp: apply recovery failed: ${error instanceof Error ? error.message : String(error)}`,
         ),
     );
-    // What the tools return reaches a model: the same redactor as the ledger (detectors, and the
-    // vault's secrets when it opens without a prompt).
-    const { redact } = await loadRuntimeRedactor(home, io.env);
     const server = pack.createMcpServer(service, { version: VERSION, redact });
     try {
       await pack.serveStdio(server);
     } finally {
       await admin.close();
+      await service.close();
       await db.close();
     }
     return ExitCode.ok;
