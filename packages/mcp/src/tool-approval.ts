@@ -20,7 +20,7 @@ import * as state from '@crustcore/state';
 import type { ApprovalGrant, TokenRefusal } from './approval-tokens.js';
 import { MCP_LIMITS } from './limits.js';
 import type { LedgerCall } from './mcp-ledger.js';
-import type { LiveTask } from './task-driver.js';
+import type { LiveTask, RejectedAction } from './task-driver.js';
 import { describeRejections, fail, type TaskContext, type TaskHost, type ToolResult } from './task-host.js';
 import type { ToolInput } from './tool-inputs.js';
 
@@ -74,17 +74,19 @@ export async function approveTask(service: TaskHost, input: ToolInput<'approve'>
       : redeemed.left._tag === 'TokenForAnotherTask'
         ? redeemed.left.grant
         : null;
-  if (live === null)
-    return fail('not-verified', 'this server no longer drives the task (it restarted); create a new task');
   return service.withLedger(repo, async (call) => {
-    if (call.spine.kernel.taskStatus(task.id) === undefined)
-      return fail('wrong-phase', 'the task has finished; nothing is waiting for approval');
-    const report = await service.driver.submit(call, live, resolutionOf(task.id, live, grant));
+    const resolution = resolutionOf(task.id, live, grant);
+    // A task this server no longer drives (finished, or made before a restart) gets the event too:
+    // the kernel refuses it (unknown task, or no such approval) and the ledger says so.
+    const rejected =
+      live === null
+        ? (await call.submit(resolution)).filter((a): a is RejectedAction => a.kind === 'Rejected')
+        : (await service.driver.submit(call, live, resolution)).rejected;
     const why = redeemed._tag === 'Left' ? `${refusalWords(redeemed.left)}. ` : '';
-    if (report.rejected.length > 0 || live.apply === null) {
+    if (live === null || rejected.length > 0 || live.apply === null) {
       return fail(
         'bad-token',
-        `${why}The kernel refused the approval (${describeRejections(report.rejected)}). Approval needs a person: ask them to run "crustcore mcp-token ${task.id}" and give you the token.`,
+        `${why}The kernel refused the approval (${describeRejections(rejected)}). Approval needs a person: ask them to run "crustcore mcp-token ${task.id}" and give you the token.`,
       );
     }
     return ok({
@@ -98,14 +100,16 @@ export async function approveTask(service: TaskHost, input: ToolInput<'approve'>
   });
 }
 
+const unapprovedIntegration = (taskId: TaskId): PendingEvent => ({
+  kind: 'IntegrationFailed',
+  taskId,
+  reason: 'approval',
+  detail: 'apply was called with no kernel-minted approval; nothing was written',
+});
+
 /** apply with no kernel-minted Approved: the failed integration is reported; the kernel decides what it means. */
 async function applyUnapproved(service: TaskHost, call: LedgerCall, live: LiveTask): Promise<ToolResult> {
-  const report = await service.driver.submit(call, live, {
-    kind: 'IntegrationFailed',
-    taskId: live.taskId,
-    reason: 'approval',
-    detail: 'apply was called with no kernel-minted approval; nothing was written',
-  });
+  const report = await service.driver.submit(call, live, unapprovedIntegration(live.taskId));
   await service.settle(live);
   const refused = report.rejected.length > 0 ? ` (${describeRejections(report.rejected)})` : '; the task is ABORTED';
   return fail('not-approved', `nothing approved to apply${refused}; a person must issue a token for approve`);
@@ -115,11 +119,13 @@ export async function applyTask(service: TaskHost, input: ToolInput<'apply'>): P
   const context = await service.context(input.task_id);
   if (context._tag === 'Left') return context;
   const { repo, task, live } = context.right;
-  if (live === null || live.finished !== null)
-    return fail('not-approved', `nothing approved to apply (phase ${task.phase})`);
   return service.withLedger(repo, async (call) => {
-    if (call.spine.kernel.taskStatus(task.id) === undefined)
-      return fail('not-approved', `nothing approved to apply (phase ${task.phase})`);
+    if (live === null || live.finished !== null) {
+      // Finished, or made before a restart: no Approved is held here. Told to the kernel all the same.
+      const actions = await call.submit(unapprovedIntegration(task.id));
+      const refused = actions.filter((a): a is RejectedAction => a.kind === 'Rejected');
+      return fail('not-approved', `nothing approved to apply (phase ${task.phase}; ${describeRejections(refused)})`);
+    }
     const action = live.apply;
     if (action === null) return applyUnapproved(service, call, live);
     return integrate(service, call, context.right, action);
