@@ -87,6 +87,23 @@ function repositoryRoots(io: Io, dirs: readonly string[] | undefined): string[] 
   });
 }
 
+/** The admin socket's answers: a person's `crustcore mcp-token` reaches the service only here. */
+function adminHandler(
+  service: InstanceType<McpPack['McpService']>,
+): (request: { readonly op: string; readonly taskId?: string }) => Promise<AdminReply> {
+  return async (request) => {
+    if (request.op === 'mcp-describe' && request.taskId !== undefined)
+      return adminOk(await service.describeTask(request.taskId));
+    if (request.op === 'mcp-token' && request.taskId !== undefined) {
+      const issued = await service.issueApprovalToken(request.taskId);
+      return issued._tag === 'Right'
+        ? adminOk(issued.right)
+        : adminError('refused', `${issued.left.code}: ${issued.left.message}`);
+    }
+    return adminError('unsupported', 'this is an MCP server socket: it answers mcp-describe and mcp-token only');
+  };
+}
+
 export const mcpCommand: Command = {
   name: 'mcp',
   summary:
@@ -152,17 +169,7 @@ export const mcpCommand: Command = {
       verifyTimeoutMs: verifyTimeoutSeconds * 1_000,
       ...(verifyArgv === undefined ? {} : { verifyArgv }),
     });
-    const handle = async (request: { readonly op: string; readonly taskId?: string }): Promise<AdminReply> => {
-      if (request.op === 'mcp-describe' && request.taskId !== undefined)
-        return adminOk(await service.describeTask(request.taskId));
-      if (request.op === 'mcp-token' && request.taskId !== undefined) {
-        const issued = await service.issueApprovalToken(request.taskId);
-        return issued._tag === 'Right'
-          ? adminOk(issued.right)
-          : adminError('refused', `${issued.left.code}: ${issued.left.message}`);
-      }
-      return adminError('unsupported', 'this is an MCP server socket: it answers mcp-describe and mcp-token only');
-    };
+    const handle = adminHandler(service);
     let admin: Awaited<ReturnType<typeof startAdminServer>>;
     try {
       admin = await startAdminServer(join(mcpSocketDir(stateDir), `${process.pid}.sock`), handle);
