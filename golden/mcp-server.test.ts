@@ -210,6 +210,26 @@ describe('crustcore mcp (stdio, official SDK client)', () => {
     expect(inspect.status, inspect.stdout + inspect.stderr).toBe(0);
   }, 240_000);
 
+  it("the kernel's revisit budget decides: the fourth failed verification ends the task", async () => {
+    const created = await call('create_task', { goal: 'keep failing', verify_command: 'node --test' });
+    const taskId = String(created.json?.task_id);
+    expect((await call('stage_diff', { task_id: taskId, diff: WRONG })).isError).toBe(false);
+    for (let revisit = 1; revisit <= 3; revisit += 1) {
+      const failed = await call('verify', { task_id: taskId });
+      expect(failed.json, failed.text).toMatchObject({ passed: false, phase: 'IMPLEMENT' });
+      expect((await call('status', { task_id: taskId })).json).toMatchObject({ revisits: revisit, max_revisits: 3 });
+    }
+    const last = await call('verify', { task_id: taskId });
+    expect(last.json, last.text).toMatchObject({ passed: false, phase: 'ABORTED' });
+    expect(String(last.json?.next)).toMatch(/revisit budget \(3\) is spent/);
+    expect((await call('verify', { task_id: taskId })).isError).toBe(true);
+    const finished = framesOf(ledgerDirOf(home))
+      .filter((f) => f.kind === 'kernel.actions')
+      .flatMap((f) => (f.payload as { actions?: { kind: string; taskId?: string; cause?: string }[] }).actions ?? [])
+      .filter((a) => a.kind === 'TaskFinished' && a.taskId === taskId);
+    expect(finished).toHaveLength(1);
+  }, 240_000);
+
   it('malformed arguments are tool errors, never a crash', async () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ['create_task', { goal: 42 }, /goal|Invalid/i],

@@ -361,9 +361,27 @@ export class McpService implements TaskHost {
     if ((await state.listStagedDiffs(this.#o.db, task.id, { activeOnly: true })).length === 0)
       return fail('refused', 'nothing is staged for this task; call stage_diff first');
     return this.withLedger(repo, async (call) => {
+      await this.#interrupted(call, live);
+      if (live.finished !== null) {
+        await this.settle(live);
+        return fail('refused', `the kernel ended the task (${live.finished.reason}); create a new task`);
+      }
       const rejected = await this.#attempt(call, live);
+      if (live.finished !== null) await this.settle(live);
       if (rejected.length > 0 && live.lastVerify === null) return fail('internal', describeRejections(rejected));
       return verifyAnswer(this, live, repo);
+    });
+  }
+
+  /** A verification that did not finish (it threw) is a rejected patch for the kernel: a revisit, or the end. */
+  async #interrupted(call: LedgerCall, live: LiveTask): Promise<void> {
+    if (call.spine.kernel.taskStatus(live.taskId) !== 'Verifying' || live.verifying) return;
+    await this.driver.submit(call, live, {
+      kind: 'PatchRejected',
+      taskId: live.taskId,
+      category: 'verify-interrupted',
+      summary: 'the last verification of this task did not finish',
+      failingTests: [],
     });
   }
 
