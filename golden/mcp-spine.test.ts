@@ -77,6 +77,6 @@ describe('MCP tasks share the repository ledger with run', () => {
     expect(frames.filter((f) => f.kind === 'kernel.open')).toHaveLength(1);
     const created = frames.filter((f) => f.kind === 'TaskCreated');
     expect(created).toHaveLength(3);
-    expect((created[1]?.payload as { taskId?: string }).taskId).toBe(taskId);
+    expect((created[1]?.payload as { taskId?: string } | undefined)?.taskId).toBe(taskId);
   }, 400_000);
 });
