@@ -249,6 +249,7 @@ export class McpService implements TaskHost {
       apply: null,
       finished: null,
       lastVerify: null,
+      attemptStagedHash: null,
       verifying: false,
       abort: new AbortController(),
     };
@@ -352,7 +353,7 @@ export class McpService implements TaskHost {
     const context = await this.context(input.task_id);
     if (context._tag === 'Left') return context;
     const { repo, task, live } = context.right;
-    if (task.phase === 'APPROVAL_GATE' && live?.session.verified !== null && live !== null)
+    if (live !== null && task.phase === 'APPROVAL_GATE')
       return fail('wrong-phase', 'the staged content is already verified; ask a person for an approval token');
     if (live === null)
       return fail('not-verified', 'this server no longer drives the task (it restarted); create a new task');
@@ -388,6 +389,8 @@ export class McpService implements TaskHost {
   /** The client's attempt: the staged content as the session's patch, proposed to the kernel. */
   async #attempt(call: LedgerCall, live: LiveTask): Promise<RejectedAction[]> {
     live.lastVerify = null;
+    // What is staged now is what the session writes: the verification run is bound to this hash.
+    live.attemptStagedHash = await state.stagedContentHash(this.#o.db, live.taskId);
     const result = await live.session.run(live.attempt ?? 1, null, live.abort.signal);
     const rejected: RejectedAction[] = [];
     for (const c of result.commands)
@@ -395,7 +398,7 @@ export class McpService implements TaskHost {
     if (result.kind === 'no-patch') {
       live.lastVerify = {
         outcome: { kind: 'no-patch', category: result.category, summary: result.summary },
-        stagedHash: await state.stagedContentHash(this.#o.db, live.taskId),
+        stagedHash: live.attemptStagedHash,
         runId: null,
       };
       const report = await this.driver.submit(call, live, {
@@ -460,7 +463,6 @@ export class McpService implements TaskHost {
       })),
       verified_here: live?.session.verified != null,
       approved: live?.apply != null,
-      ...(live?.finished == null ? {} : { finished: live.finished.reason }),
     });
   }
 

@@ -49,6 +49,8 @@ export interface LiveTask {
   apply: ApplyAction | null;
   finished: FinishedAction | null;
   lastVerify: LastVerify | null;
+  /** The staged content hash when the current attempt was read from the state plane. */
+  attemptStagedHash: Hash32 | null;
   /** Set while this process runs a verification (a task left Verifying without it was cut off). */
   verifying: boolean;
   readonly abort: AbortController;
@@ -139,7 +141,7 @@ export class TaskDriver {
 
   async #verify(live: LiveTask, patchHash: Hash32): Promise<PendingEvent[]> {
     const taskId = live.taskId;
-    const stagedHash = await state.stagedContentHash(this.#db, taskId);
+    const stagedHash = live.attemptStagedHash ?? (await state.stagedContentHash(this.#db, taskId));
     live.verifying = true;
     let outcome: VerifyOutcome;
     try {
