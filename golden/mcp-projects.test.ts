@@ -3,15 +3,17 @@
  * client, embedded database) on two repositories under one CRUSTCORE_HOME both
  * work. Before, both used $CRUSTCORE_HOME/mcp, the second found the embedded
  * database locked, and every call answered `internal`. CONTROL: the two
- * sessions forced into one --state-dir show that failure.
+ * sessions forced into one --state-dir show that failure. Each task is a
+ * kernel task in its own repository's ledger.
  */
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeRepo, NODE_REPO, REPO_ROOT } from './cli-harness.js';
 import { baseEnv, CLI_ARGS, tempDir } from './daemon-harness.js';
+import { framesOf } from './mcp-harness.js';
 
 const home = tempDir('crustcore-mcp-projects-');
 const env = baseEnv(home);
@@ -53,6 +55,11 @@ describe('crustcore mcp: state per project', () => {
     const created = await createTask(second, b.repo);
     expect(created.isError, created.text).toBe(false);
     expect(created.text).toContain('task_id');
+    // Two repositories, two ledgers, one MCP task in each.
+    const projects = join(home, 'projects');
+    const ledgers = readdirSync(projects).map((name) => framesOf(join(projects, name)));
+    expect(ledgers).toHaveLength(2);
+    for (const frames of ledgers) expect(frames.filter((f) => f.kind === 'TaskCreated')).toHaveLength(1);
   }, 300_000);
 
   it('CONTROL: two sessions forced into one state directory — the second cannot work', async () => {

@@ -3,7 +3,8 @@
  * over stdio, a real git repository with a failing `node --test`, a throwaway
  * PostgreSQL as the state plane, real bubblewrap for verify. Approval tokens
  * come from `crustcore mcp-token`, a separate process reaching the server's
- * admin socket — the way a person would.
+ * admin socket — the way a person would. Every task is a kernel task in the
+ * repository's ledger: `crustcore inspect --replay` checks the whole log.
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeRepo, NODE_REPO, REPO_ROOT } from './cli-harness.js';
 import { baseEnv, CLI_ARGS, cli, tempDir } from './daemon-harness.js';
+import { eventKindsFor, framesOf, inspectReplay, ledgerDirOf, rejectedFor } from './mcp-harness.js';
 
 const FIX =
   '--- a/src/math.js\n+++ b/src/math.js\n@@ -1,3 +1,3 @@\n export function add(a, b) {\n-  return a - b;\n+  return a + b;\n }\n';
@@ -143,9 +145,23 @@ describe('crustcore mcp (stdio, official SDK client)', () => {
     expect(status.json).toMatchObject({ phase: 'COMMITTED' });
     const again = await call('apply', { task_id: taskId });
     expect(again.isError).toBe(true);
+
+    // The task is in the repository's ledger, as the kernel's events, and the log replays.
+    const ledger = ledgerDirOf(home);
+    const frames = framesOf(ledger);
+    expect(eventKindsFor(frames, taskId)).toEqual(
+      expect.arrayContaining(['TaskCreated', 'PatchProposed', 'PatchVerified', 'ApprovalResolved', 'PatchApplied']),
+    );
+    // The forged token, the spent one and the early apply are each a Rejected answer of the kernel.
+    expect(rejectedFor(frames, taskId).map((r) => r.eventKind)).toEqual(
+      expect.arrayContaining(['ApprovalResolved', 'IntegrationFailed']),
+    );
+    const inspect = inspectReplay(env, ledger);
+    expect(inspect.status, inspect.stdout + inspect.stderr).toBe(0);
+    expect(inspect.stdout).toContain(taskId);
   }, 240_000);
 
-  it('a failing verification goes back to IMPLEMENT; tokens are per task; apply over a changed tree is refused', async () => {
+  it('a failing verification goes back to IMPLEMENT; tokens are per task; apply over a changed tree is refused and ends the task', async () => {
     const other = makeRepo(NODE_REPO);
     const outside = await call('create_task', { goal: 'x', dir: other.repo });
     expect(outside.isError).toBe(true);
@@ -182,10 +198,36 @@ describe('crustcore mcp (stdio, official SDK client)', () => {
     expect(drifted.isError).toBe(true);
     expect(drifted.text).toMatch(/^drift: /);
     expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toBe(before);
-    expect((await call('status', { task_id: secondId })).json).toMatchObject({
-      phase: 'APPROVAL_GATE',
-      approved: false,
-    });
+    // The kernel ended the task on the failed integration; its Approved is spent.
+    expect((await call('status', { task_id: secondId })).json).toMatchObject({ phase: 'ABORTED', approved: false });
+    const frames = framesOf(ledgerDirOf(home));
+    expect(eventKindsFor(frames, secondId)).toContain('IntegrationFailed');
+    // The crossed token was refused by the kernel on the first task (no such approval there).
+    expect(rejectedFor(frames, taskId)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ eventKind: 'ApprovalResolved', reason: 'unknown-approval' })]),
+    );
+    const inspect = inspectReplay(env, ledgerDirOf(home));
+    expect(inspect.status, inspect.stdout + inspect.stderr).toBe(0);
+  }, 240_000);
+
+  it("the kernel's revisit budget decides: the fourth failed verification ends the task", async () => {
+    const created = await call('create_task', { goal: 'keep failing', verify_command: 'node --test' });
+    const taskId = String(created.json?.task_id);
+    expect((await call('stage_diff', { task_id: taskId, diff: WRONG })).isError).toBe(false);
+    for (let revisit = 1; revisit <= 3; revisit += 1) {
+      const failed = await call('verify', { task_id: taskId });
+      expect(failed.json, failed.text).toMatchObject({ passed: false, phase: 'IMPLEMENT' });
+      expect((await call('status', { task_id: taskId })).json).toMatchObject({ revisits: revisit, max_revisits: 3 });
+    }
+    const last = await call('verify', { task_id: taskId });
+    expect(last.json, last.text).toMatchObject({ passed: false, phase: 'ABORTED' });
+    expect(String(last.json?.next)).toMatch(/revisit budget \(3\) is spent/);
+    expect((await call('verify', { task_id: taskId })).isError).toBe(true);
+    const finished = framesOf(ledgerDirOf(home))
+      .filter((f) => f.kind === 'kernel.actions')
+      .flatMap((f) => (f.payload as { actions?: { kind: string; taskId?: string; cause?: string }[] }).actions ?? [])
+      .filter((a) => a.kind === 'TaskFinished' && a.taskId === taskId);
+    expect(finished).toHaveLength(1);
   }, 240_000);
 
   it('malformed arguments are tool errors, never a crash', async () => {

@@ -1,14 +1,18 @@
 /**
- * Human-issued approval tokens. The MCP caller (a model) may create, stage
- * and verify, but approval comes from a person: `crustcore mcp-token TASK`
+ * Human-issued approval tokens: a person's credential for answering the
+ * kernel's `RequestApproval`. The MCP caller (a model) may create, stage and
+ * verify, but approval comes from a person: `crustcore mcp-token TASK`
  * reaches this server through its local admin socket (never through an MCP
- * tool) and gets a one-time token bound to the task, the staged content hash,
- * the passing verification run and the verified patch hash. The person hands
- * it to the caller; `approve` redeems it.
+ * tool) and gets a one-time token bound to the kernel's pending approval (its
+ * id, nonce and operation hash), the staged content hash, the passing
+ * verification run and the verified patch hash. The person hands it to the
+ * caller; `approve` redeems it and sends the kernel an `ApprovalResolved`
+ * carrying the grant's nonce — the kernel decides, and mints `Approved`.
  *
  * - 160 random bits; only its SHA-256 is kept, so the book cannot leak a
  *   usable token.
- * - Single use: a redeemed token is gone, whether or not it fitted.
+ * - Single use: a redeemed token is gone, whether or not it fitted; its
+ *   digest is remembered (bounded) so a reuse is told apart from a guess.
  * - Bound: presented for another task, or after the staged content changed,
  *   it is refused.
  * - Short-lived (10 minutes) and bounded in number.
@@ -19,6 +23,10 @@ import { MCP_LIMITS } from './limits.js';
 
 export interface ApprovalGrant {
   readonly taskId: string;
+  /** The kernel's pending approval this token answers (from its RequestApproval action). */
+  readonly approvalId: string;
+  readonly nonce: string;
+  readonly opHash: string;
   readonly stagedHash: string;
   readonly verificationRunId: bigint;
   readonly patchSha256: string;
@@ -28,8 +36,9 @@ export interface ApprovalGrant {
 
 export type TokenRefusal =
   | { readonly _tag: 'UnknownToken' }
+  | { readonly _tag: 'TokenSpent' }
   | { readonly _tag: 'TokenExpired' }
-  | { readonly _tag: 'TokenForAnotherTask'; readonly taskId: string }
+  | { readonly _tag: 'TokenForAnotherTask'; readonly taskId: string; readonly grant: ApprovalGrant }
   | { readonly _tag: 'TooManyTokens' };
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -53,8 +62,12 @@ function base32(bytes: Uint8Array): string {
 
 const digest = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 
+/** Spent token digests remembered, oldest dropped first. */
+const MAX_SPENT = 10_000;
+
 export class ApprovalTokenBook {
   readonly #grants = new Map<string, ApprovalGrant>();
+  readonly #spent = new Set<string>();
   readonly #clockMs: () => number;
   readonly #ttlMs: number;
 
@@ -86,10 +99,12 @@ export class ApprovalTokenBook {
     const now = this.#clockMs();
     const key = digest(token);
     const grant = this.#grants.get(key);
-    if (grant === undefined) return err({ _tag: 'UnknownToken' });
+    if (grant === undefined) return err({ _tag: this.#spent.has(key) ? 'TokenSpent' : 'UnknownToken' });
     this.#grants.delete(key);
+    this.#spent.add(key);
+    if (this.#spent.size > MAX_SPENT) this.#spent.delete(this.#spent.values().next().value as string);
     if (grant.expiresAtMs <= now) return err({ _tag: 'TokenExpired' });
-    if (grant.taskId !== taskId) return err({ _tag: 'TokenForAnotherTask', taskId });
+    if (grant.taskId !== taskId) return err({ _tag: 'TokenForAnotherTask', taskId, grant });
     return ok(grant);
   }
 

@@ -1,21 +1,19 @@
 /**
- * @crustcore/mcp — a stdio MCP server with a small frozen tool set over the
- * state plane and the verify package: models create, stage and verify;
- * approval comes from a person (a one-time token from `crustcore mcp-token`).
+ * @crustcore/mcp — a stdio MCP server with a small frozen tool set: every MCP
+ * task is a kernel task in the repository's ledger, driven through the
+ * runtime (the same spine and VerifySession as `crustcore run`). Models
+ * create, stage and verify; approval comes from a person (a one-time token
+ * from `crustcore mcp-token`) and the kernel mints the Approved.
  * See docs/mcp.md.
  */
 export { type ApprovalGrant, ApprovalTokenBook, type TokenRefusal } from './approval-tokens.js';
 export { MCP_LIMITS } from './limits.js';
+export { LedgerUnavailable, logPathOf, McpLedgers } from './mcp-ledger.js';
 export { createMcpServer, type RedactText, SERVER_NAME } from './server.js';
-export {
-  McpService,
-  type McpServiceOptions,
-  type ToolFailure,
-  type ToolFailureCode,
-  type ToolResult,
-} from './service.js';
+export { McpService, type McpServiceOptions } from './service.js';
 export { type PlannedFile, planStagedFiles, renderFilePatch, type StagingRefusal } from './staging.js';
 export { MessageSizeGuard, oversizedReply, recoverRequestId, serveStdio } from './stdio.js';
+export type { ToolFailure, ToolFailureCode, ToolResult } from './task-host.js';
 export { type TaskMetadata, TaskMetadataStore } from './task-metadata.js';
 export {
   describeToolInputErrors,
@@ -26,4 +24,3 @@ export {
   type ToolName,
   ToolShapes,
 } from './tool-inputs.js';
-export { patchFromStaged, type VerificationFailure, verifyStaged } from './verification.js';

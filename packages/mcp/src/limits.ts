@@ -23,6 +23,12 @@ export const MCP_LIMITS = {
   /** Live approval tokens held by one server. */
   maxLiveTokens: 1_000,
   tokenTtlMs: 10 * 60_000,
+  /** Revisits (failed verifications) a task may have: the kernel's and the state plane's budget. */
+  maxRevisits: 3,
+  /** How long the kernel's approval request waits for a person (a token itself lives tokenTtlMs). */
+  approvalTtlMs: 24 * 60 * 60_000,
+  /** An MCP task's wall-time budget: it waits for a model and a person, not a local worker. */
+  taskWallTimeMs: 7 * 24 * 60 * 60_000,
   /** Verify output tails shown to the caller. */
   maxLogTailChars: 4 * 1024,
 } as const;

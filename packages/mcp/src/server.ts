@@ -8,7 +8,8 @@
 import type { Json } from '@crustcore/kernel';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { McpService, ToolResult } from './service.js';
+import type { McpService } from './service.js';
+import type { ToolResult } from './task-host.js';
 import {
   describeToolInputErrors,
   FROZEN_TOOLS,

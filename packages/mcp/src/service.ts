@@ -1,29 +1,33 @@
 /**
  * What the MCP tools do, independent of the protocol: each operation takes
  * decoded input and returns a value (`Right` JSON for the caller, or a
- * `ToolFailure` with a stable code and a message that says what to do). The
- * state plane is the authority for a task's phase, staged content and
- * verification runs; its triggers refuse any move out of order.
+ * `ToolFailure` with a stable code and a message that says what to do).
  *
- *   create_task   INIT → PLAN → IMPLEMENT
- *   stage_diff    (APPROVAL_GATE →) IMPLEMENT, staged diffs + blobs
- *   verify        IMPLEMENT → VERIFY → APPROVAL_GATE (passed) | IMPLEMENT (failed, a revisit) | ABORTED (budget spent)
- *   approve       human token → apply journal opened (PENDING) for the verified content
- *   apply         journal APPLYING → files written atomically → APPLIED, task COMMITTED
+ * Every MCP task is a kernel task in the repository's one ledger (the one
+ * `crustcore run` writes), driven through the runtime's spine:
+ *
+ *   create_task   TaskCreated → WorkspaceReady → TaskPlanned → (kernel: StartAttempt; the client is the worker)
+ *   stage_diff    staged diffs + blobs in the state plane (the attempt in progress)
+ *   verify        PatchProposed → VerifySession.verify → PatchVerified (kernel: RequestApproval) | PatchRejected
+ *   approve       a person's token → ApprovalResolved (kernel: ApplyPatch with a kernel-minted Approved)
+ *   apply         that Approved → VerifySession.apply → PatchApplied | IntegrationFailed
  *   export        the verified patch text
  *
- * The `VerifiedPatch` (an unforgeable object minted by the verify package) is
- * held in this process only; after a restart, verify again.
+ * The kernel decides every move, the revisit budget and the approval; the
+ * state plane keeps the staged content, verification runs and apply
+ * journals, and its phase follows the kernel's. A refused attempt (a bad
+ * token, an apply without approval, a re-stage of verified content) is sent
+ * to the kernel as the event it stands for, so the ledger records the refusal.
  */
 import { realpathSync } from 'node:fs';
 import { sep } from 'node:path';
-import { err, type Json, makeId, ok, type Result, type TaskId } from '@crustcore/kernel';
-import { mintSandboxExecCap } from '@crustcore/sandbox';
+import { type Json, makeId, ok, type Result, sha256Hex, type TaskId } from '@crustcore/kernel';
+import { type Redact, VerifySession } from '@crustcore/runtime';
+import { argvHash, mintSandboxExecCap } from '@crustcore/sandbox';
 import type { Db, StateError } from '@crustcore/state';
 import * as state from '@crustcore/state';
 import {
   type Argv,
-  applyVerifiedPatch,
   detectVerifyCommand,
   journalDir,
   openRepository,
@@ -31,41 +35,32 @@ import {
   recoverJournals,
   resolveCommit,
   splitArgv,
-  type VerifiedPatch,
 } from '@crustcore/verify';
 import { ApprovalTokenBook } from './approval-tokens.js';
 import { MCP_LIMITS } from './limits.js';
+import { type LedgerCall, LedgerUnavailable, McpLedgers } from './mcp-ledger.js';
+import { StagedContentBackend } from './staged-backend.js';
 import { planStagedFiles } from './staging.js';
+import { commandEvent, type LiveTask, type RejectedAction, TaskDriver } from './task-driver.js';
+import {
+  describeRejections,
+  fail,
+  type TaskContext,
+  type TaskHost,
+  type ToolFailure,
+  type ToolResult,
+} from './task-host.js';
 import { type TaskMetadata, TaskMetadataStore } from './task-metadata.js';
+import { applyTask, approvalTokenFor, approveTask, exportTask } from './tool-approval.js';
 import type { ToolInput } from './tool-inputs.js';
-import { patchFromStaged, verifyStaged } from './verification.js';
-
-export type ToolFailureCode =
-  | 'invalid-input'
-  | 'not-found'
-  | 'wrong-phase'
-  | 'busy'
-  | 'refused'
-  | 'not-verified'
-  | 'not-approved'
-  | 'bad-token'
-  | 'drift'
-  | 'too-large'
-  | 'internal';
-
-export interface ToolFailure {
-  readonly code: ToolFailureCode;
-  readonly message: string;
-}
-
-export type ToolResult = Result<ToolFailure, Json>;
-
-const fail = (code: ToolFailureCode, message: string): Result<ToolFailure, never> => err({ code, message });
+import { verifyAnswer } from './verify-answer.js';
 
 export interface McpServiceOptions {
   readonly db: Db;
-  /** $CRUSTCORE_HOME: worktrees, patches and the file-level apply journal live here. */
+  /** $CRUSTCORE_HOME: the ledgers, worktrees, patches and the file-level apply journal live here. */
   readonly home: string;
+  /** The environment (the ledger's receipt key may come from it). */
+  readonly env: NodeJS.ProcessEnv;
   /** This server's state directory (task metadata). */
   readonly stateDir: string;
   /** Repositories callers may open a task on (real paths); the first is the default. */
@@ -75,44 +70,23 @@ export interface McpServiceOptions {
   readonly verifyTimeoutMs?: number;
   readonly clockMs?: () => number;
   readonly randomBody?: () => string;
+  /** The runtime redactor for what the ledger records. */
+  readonly redact?: Redact;
 }
 
-type VerifyOutcome = Extract<Awaited<ReturnType<typeof verifyStaged>>, { _tag: 'Right' }>['right'];
-type VerifyRun = VerifyOutcome['run'];
-type VerifyDiagnosis = Extract<VerifyOutcome, { _tag: 'Failed' }>['diagnosis'];
-type StagedHash = Awaited<ReturnType<typeof state.stagedContentHash>>;
-type VerifyPatchInput = Parameters<typeof verifyStaged>[1]['patch'];
-
-interface Verified {
-  readonly verified: VerifiedPatch;
-  readonly stagedHash: string;
-  readonly runId: bigint;
-  readonly testsRun: number | null;
-}
-
-const describeStateError = (e: StateError): string => {
-  switch (e._tag) {
-    case 'RevisitBudgetExhausted':
-      return `the revisit budget is spent (${e.revisits}/${e.maxRevisits})`;
-    case 'PhaseConflict':
-      return `the task moved to ${e.actual} meanwhile`;
-    case 'IllegalTransition':
-      return `the task cannot move from ${e.from} to ${e.to}`;
-    default:
-      return JSON.stringify(e).slice(0, 500);
-  }
-};
+const describeStateError = (e: StateError): string => JSON.stringify(e).slice(0, 500);
 
 const clip = (text: string, max: number): { readonly text: string; readonly truncated: boolean } =>
   text.length <= max ? { text, truncated: false } : { text: text.slice(0, max), truncated: true };
 
-export class McpService {
+export class McpService implements TaskHost {
   readonly #o: McpServiceOptions;
   readonly #tasks: TaskMetadataStore;
-  readonly #tokens: ApprovalTokenBook;
-  readonly #verified = new Map<string, Verified>();
-  /** Apply journals opened by `approve` (the task's approval), by task. */
-  readonly #approved = new Map<string, bigint>();
+  readonly tokens: ApprovalTokenBook;
+  readonly ledgers: McpLedgers;
+  readonly driver: TaskDriver;
+  /** The tasks this server drives (their VerifySession lives here; after a restart, create a new task). */
+  readonly #live = new Map<string, LiveTask>();
   /** Tasks this server created (for `crustcore mcp-token` to find the right server). */
   readonly #owned = new Set<string>();
   #recovery: Promise<void> = Promise.resolve();
@@ -121,15 +95,26 @@ export class McpService {
     if (options.allowedRoots.length === 0) throw new Error('the MCP service needs at least one repository root');
     this.#o = options;
     this.#tasks = new TaskMetadataStore(options.stateDir);
-    this.#tokens = new ApprovalTokenBook(options.clockMs === undefined ? {} : { clockMs: options.clockMs });
+    this.tokens = new ApprovalTokenBook(options.clockMs === undefined ? {} : { clockMs: options.clockMs });
+    this.ledgers = new McpLedgers({
+      home: options.home,
+      env: options.env,
+      clockMs: this.#clock(),
+      redact: options.redact ?? ((text) => text),
+    });
+    this.driver = new TaskDriver(options.db);
   }
 
-  #now(): number {
-    return (this.#o.clockMs ?? Date.now)();
+  #clock(): () => number {
+    return this.#o.clockMs ?? Date.now;
   }
 
   get db(): Db {
     return this.#o.db;
+  }
+
+  get home(): string {
+    return this.#o.home;
   }
 
   #newTaskId(): TaskId {
@@ -151,22 +136,46 @@ export class McpService {
       : null;
   }
 
-  async #context(
-    taskId: string,
-  ): Promise<Result<ToolFailure, { metadata: TaskMetadata; repo: Repository; task: state.TaskRecord }>> {
+  async context(taskId: string): Promise<Result<ToolFailure, TaskContext>> {
     const metadata = this.#tasks.load(taskId);
     if (metadata === null) return fail('not-found', `no task ${taskId} on this server; create one with create_task`);
     const task = await state.getTask(this.#o.db, taskId as TaskId);
     if (task === null) return fail('not-found', `task ${taskId} is not in the state plane`);
     const repo = await openRepository(metadata.repoRoot);
     if (repo._tag === 'Left') return fail('refused', `the task's repository is gone: ${repo.left.message}`);
-    return ok({ metadata, repo: repo.right, task });
+    return ok({ metadata, repo: repo.right, task, live: this.#live.get(taskId) ?? null });
   }
 
-  #forget(taskId: string): void {
-    this.#verified.delete(taskId);
-    this.#approved.delete(taskId);
-    this.#tokens.revokeTask(taskId);
+  /** Runs a tool call with the task's ledger open; a busy or broken ledger is a tool error. */
+  async withLedger(repo: Repository, work: (call: LedgerCall) => Promise<ToolResult>): Promise<ToolResult> {
+    try {
+      return await this.ledgers.with(repo, work);
+    } catch (error) {
+      if (error instanceof LedgerUnavailable) return fail(error.busy ? 'busy' : 'refused', error.message);
+      throw error;
+    }
+  }
+
+  /** A finished task's session is cleaned up and forgotten; its tokens are revoked. */
+  async settle(live: LiveTask): Promise<void> {
+    if (live.finished === null) return;
+    this.#live.delete(live.taskId);
+    this.tokens.revokeTask(live.taskId);
+    await live.session.cleanup();
+  }
+
+  #verifyArgvOf(input: ToolInput<'create_task'>, detected: Argv | null): { argv: Argv; fromUser: boolean } | string {
+    if (input.verify_command !== undefined) {
+      const split = splitArgv(input.verify_command);
+      if (split._tag === 'Left') return `verify_command: ${split.left.message}`;
+      // Typed by a person only if it is exactly the configured command.
+      const fromUser =
+        this.#o.verifyArgv !== undefined && JSON.stringify(this.#o.verifyArgv) === JSON.stringify(split.right);
+      return { argv: split.right, fromUser };
+    }
+    if (this.#o.verifyArgv !== undefined) return { argv: this.#o.verifyArgv, fromUser: true };
+    if (detected === null) return 'no test command found in the repository; pass verify_command';
+    return { argv: detected, fromUser: false };
   }
 
   // ── create_task ──────────────────────────────────────────────────────────
@@ -183,78 +192,117 @@ export class McpService {
     const base = await resolveCommit(repo.right, 'HEAD');
     if (base._tag === 'Left')
       return fail('refused', `the repository has no commit to start from: ${base.left.message}`);
-    let verifyArgv: Argv;
-    let verifyFromUser = false;
-    if (input.verify_command !== undefined) {
-      const split = splitArgv(input.verify_command);
-      if (split._tag === 'Left') return fail('invalid-input', `verify_command: ${split.left.message}`);
-      verifyArgv = split.right;
-      // Typed by a person only if it is exactly the configured command.
-      verifyFromUser =
-        this.#o.verifyArgv !== undefined && JSON.stringify(this.#o.verifyArgv) === JSON.stringify(verifyArgv);
-    } else if (this.#o.verifyArgv !== undefined) {
-      verifyArgv = this.#o.verifyArgv;
-      verifyFromUser = true;
-    } else {
-      const detected = await detectVerifyCommand(repo.right.root);
-      if (detected === null)
-        return fail('invalid-input', 'no test command found in the repository; pass verify_command');
-      verifyArgv = detected.argv;
-    }
+    const needsDetection = input.verify_command === undefined && this.#o.verifyArgv === undefined;
+    const detected = needsDetection ? ((await detectVerifyCommand(repo.right.root))?.argv ?? null) : null;
+    const verify = this.#verifyArgvOf(input, detected);
+    if (typeof verify === 'string') return fail('invalid-input', verify);
     const taskId = this.#newTaskId();
-    const db = this.#o.db;
-    const created = await state.createTask(db, { id: taskId, title: input.goal.slice(0, 4_000) });
+    const created = await state.createTask(this.#o.db, {
+      id: taskId,
+      title: input.goal.slice(0, 4_000),
+      maxRevisits: MCP_LIMITS.maxRevisits,
+    });
     if (created._tag === 'Left') return fail('internal', describeStateError(created.left));
-    for (const phase of ['PLAN', 'IMPLEMENT'] as const) {
-      const moved = await state.transitionTask(db, taskId, phase);
-      if (moved._tag === 'Left') return fail('internal', describeStateError(moved.left));
-    }
-    this.#tasks.save({
+    const metadata: TaskMetadata = {
       v: 1,
       taskId,
       goal: input.goal,
       repoRoot: repo.right.root,
       baseCommit: base.right,
-      verifyArgv: [...verifyArgv],
-      verifyFromUser,
-      createdAtMs: this.#now(),
-    });
+      verifyArgv: [...verify.argv],
+      verifyFromUser: verify.fromUser,
+      createdAtMs: this.#clock()(),
+    };
+    this.#tasks.save(metadata);
     this.#owned.add(taskId);
-    return ok({
-      task_id: taskId,
-      phase: 'IMPLEMENT',
-      repository: repo.right.root,
-      base_commit: base.right,
-      verify_command: [...verifyArgv],
-      next: 'stage_diff with a unified diff against the base commit, then verify',
+    return this.#startTask(metadata, repo.right);
+  }
+
+  #liveTask(metadata: TaskMetadata, repo: Repository): LiveTask {
+    const taskId = metadata.taskId as TaskId;
+    const verifyCap = mintSandboxExecCap('verify');
+    if (verifyCap._tag === 'Left') throw new Error(`sandbox: ${verifyCap.left.message}. Run "crustcore doctor".`);
+    const argv = metadata.verifyArgv as unknown as Argv;
+    const session = new VerifySession({
+      repo,
+      taskId,
+      goal: metadata.goal,
+      home: this.#o.home,
+      backend: new StagedContentBackend(this.#o.db, taskId),
+      verifyArgv: argv,
+      verifyCap: verifyCap.right,
+      recorder: this.ledgers.recorderFor(repo),
+      ...(this.#o.redact === undefined ? {} : { redact: this.#o.redact }),
+      clockMs: this.#clock(),
+      commitMode: false,
+      ref: metadata.baseCommit,
+      ...(metadata.verifyFromUser ? { approvedArgvHashes: new Set([argvHash(argv)]) } : {}),
+      ...(this.#o.verifyTimeoutMs === undefined ? {} : { verifyTimeoutMs: this.#o.verifyTimeoutMs }),
     });
+    return {
+      taskId,
+      goal: metadata.goal,
+      session,
+      phase: 'INIT',
+      attempt: null,
+      approval: null,
+      apply: null,
+      finished: null,
+      lastVerify: null,
+      attemptStagedHash: null,
+      verifying: false,
+      abort: new AbortController(),
+    };
+  }
+
+  /** TaskCreated in the repository's ledger; the kernel prepares and plans, then waits for the client. */
+  async #startTask(metadata: TaskMetadata, repo: Repository): Promise<ToolResult> {
+    const live = this.#liveTask(metadata, repo);
+    this.#live.set(live.taskId, live);
+    const started = await this.withLedger(repo, async (call) => {
+      const report = await this.driver.submit(call, live, {
+        kind: 'TaskCreated',
+        taskId: live.taskId,
+        goal: metadata.goal.slice(0, 16_000),
+        profile: 'supervised',
+        approvalMode: 'ask',
+        canAsk: true,
+        maxRevisits: MCP_LIMITS.maxRevisits,
+        onBudgetExhausted: 'fail',
+        limits: { wallTimeMs: MCP_LIMITS.taskWallTimeMs },
+        approvalTtlMs: MCP_LIMITS.approvalTtlMs,
+      });
+      if (report.rejected.length > 0) return fail('internal', describeRejections(report.rejected));
+      return ok({
+        task_id: live.taskId,
+        phase: live.phase,
+        repository: repo.root,
+        base_commit: metadata.baseCommit,
+        verify_command: [...metadata.verifyArgv],
+        next: 'stage_diff with a unified diff against the base commit, then verify',
+      });
+    });
+    if (started._tag === 'Left') {
+      this.#live.delete(live.taskId);
+      await live.session.cleanup();
+    }
+    return started;
   }
 
   // ── stage_diff ───────────────────────────────────────────────────────────
   async stageDiff(input: ToolInput<'stage_diff'>): Promise<ToolResult> {
-    const context = await this.#context(input.task_id);
+    const context = await this.context(input.task_id);
     if (context._tag === 'Left') return context;
     const { metadata, repo, task } = context.right;
-    const db = this.#o.db;
-    const taskId = task.id;
     if (task.phase === 'VERIFY') return fail('busy', 'verification is running for this task; wait for it to finish');
-    if (task.phase !== 'IMPLEMENT' && task.phase !== 'APPROVAL_GATE') {
-      return fail('wrong-phase', `the task is ${task.phase}; nothing more can be staged`);
-    }
     const plan = await planStagedFiles(repo, metadata.baseCommit, input.diff);
     if (plan._tag === 'Left') return fail('invalid-input', plan.left.message);
-    if (task.phase === 'APPROVAL_GATE') {
-      // New content: the verification and any approval of the old content no longer count.
-      const journal = this.#approved.get(taskId);
-      if (journal !== undefined) await state.advanceApplyJournal(db, journal, 'ROLLED_BACK');
-      this.#forget(taskId);
-      const back = await state.transitionTask(db, taskId, 'IMPLEMENT', { expectedFrom: 'APPROVAL_GATE' });
-      if (back._tag === 'Left') return fail('busy', describeStateError(back.left));
-    }
+    if (task.phase === 'APPROVAL_GATE') return this.#restageRefused(context.right, input.diff, plan.right.length);
+    if (task.phase !== 'IMPLEMENT') return fail('wrong-phase', `the task is ${task.phase}; nothing more can be staged`);
     const staged: Json[] = [];
     for (const file of plan.right) {
-      const done = await state.stageDiff(db, {
-        taskId,
+      const done = await state.stageDiff(this.#o.db, {
+        taskId: task.id,
         filePath: file.path,
         base: file.base,
         staged: file.staged,
@@ -265,156 +313,112 @@ export class McpService {
       staged.push({ path: file.path, kind: file.kind, staged_sha256: done.right.stagedSha256 });
     }
     return ok({
-      task_id: taskId,
+      task_id: task.id,
       staged,
-      staged_hash: await state.stagedContentHash(db, taskId),
+      staged_hash: await state.stagedContentHash(this.#o.db, task.id),
       next: 'verify',
+    });
+  }
+
+  /**
+   * New content for a task whose patch is verified (or approved) is a new
+   * patch proposed while the kernel waits for a person: the kernel refuses
+   * it, the ledger records that, and nothing is staged.
+   */
+  async #restageRefused(context: TaskContext, diff: string, files: number): Promise<ToolResult> {
+    const { repo, task, live } = context;
+    if (live === null) return fail('wrong-phase', 'the task waits for approval of content this server no longer holds');
+    return this.withLedger(repo, async (call) => {
+      const status = call.spine.kernel.taskStatus(task.id);
+      if (status !== 'AwaitingApproval' && status !== 'Integrating')
+        return fail('wrong-phase', `the task is ${status ?? 'unknown to the kernel'}`);
+      const report = await this.driver.submit(call, live, {
+        kind: 'PatchProposed',
+        taskId: task.id,
+        patchHash: sha256Hex(diff),
+        selfClaimedDone: false,
+        filesChanged: files,
+        risks: [],
+      });
+      return fail(
+        'wrong-phase',
+        `the verified content waits for a person's approval; new content is a new task (${describeRejections(report.rejected)}). Nothing was staged.`,
+      );
     });
   }
 
   // ── verify ───────────────────────────────────────────────────────────────
   async verify(input: ToolInput<'verify'>): Promise<ToolResult> {
     await this.#recovery;
-    const context = await this.#context(input.task_id);
+    const context = await this.context(input.task_id);
     if (context._tag === 'Left') return context;
-    const entered = await this.#enterVerify(context.right);
-    if (entered._tag === 'Left') return entered;
-    const { taskId, stagedHash } = entered.right;
-    const settleBack = (why: string): Promise<ToolResult> => this.#settleBack(taskId, why);
-    let outcome: Awaited<ReturnType<typeof verifyStaged>>;
-    try {
-      const cap = mintSandboxExecCap('verify');
-      if (cap._tag === 'Left') return await settleBack(`the sandbox is not available: ${cap.left.message}`);
-      outcome = await verifyStaged(cap.right, {
-        repo: context.right.repo,
-        taskId,
-        patch: entered.right.patch,
-        argv: context.right.metadata.verifyArgv as unknown as Argv,
-        argvFromUser: context.right.metadata.verifyFromUser,
-        home: this.#o.home,
-        nowMs: entered.right.nowMs,
-        ...(this.#o.verifyTimeoutMs === undefined ? {} : { timeoutMs: this.#o.verifyTimeoutMs }),
-      });
-    } catch (error) {
-      await settleBack('verification crashed');
-      throw error;
-    }
-    if (outcome._tag === 'Left') return settleBack(`verification could not run: ${outcome.left.message}`);
-    const run = outcome.right.run;
-    const recorded = await state.recordVerificationRun(this.#o.db, {
-      taskId,
-      stagedHash,
-      argv: [...run.argv],
-      sandboxProfile: run.profile,
-      exitCode: run.exitCode ?? -1,
-      durationMs: Math.max(0, Math.round(run.durationMs)),
-      stdoutSha256: run.stdoutSha256 as never,
-      stderrSha256: run.stderrSha256 as never,
-    });
-    if (recorded._tag === 'Left')
-      return settleBack(`the run could not be recorded: ${describeStateError(recorded.left)}`);
-    if (outcome.right._tag === 'Failed') return this.#verifyFailed(taskId, stagedHash, run, outcome.right.diagnosis);
-    return this.#verifyPassed(taskId, stagedHash, run, outcome.right.verified, recorded.right.id);
-  }
-
-  /** Phase checks, the patch from the staged content, and the move into VERIFY. */
-  async #enterVerify(context: {
-    readonly metadata: TaskMetadata;
-    readonly repo: Repository;
-    readonly task: state.TaskRecord;
-  }): Promise<Result<ToolFailure, { taskId: TaskId; stagedHash: StagedHash; nowMs: number; patch: VerifyPatchInput }>> {
-    const { metadata, repo, task } = context;
-    const db = this.#o.db;
-    const taskId = task.id;
-    if (task.phase === 'APPROVAL_GATE' && this.#verified.has(taskId)) {
+    const { repo, task, live } = context.right;
+    if (live !== null && task.phase === 'APPROVAL_GATE')
       return fail('wrong-phase', 'the staged content is already verified; ask a person for an approval token');
-    }
-    if (task.phase !== 'IMPLEMENT' && task.phase !== 'APPROVAL_GATE') {
-      return fail(task.phase === 'VERIFY' ? 'busy' : 'wrong-phase', `the task is ${task.phase}`);
-    }
-    if (task.phase === 'APPROVAL_GATE') {
-      // Verified before this server started: verify again to hold a VerifiedPatch here.
-      const back = await state.transitionTask(db, taskId, 'IMPLEMENT', { expectedFrom: 'APPROVAL_GATE' });
-      if (back._tag === 'Left') return fail('busy', describeStateError(back.left));
-    }
-    const stagedHash = await state.stagedContentHash(db, taskId);
-    const nowMs = this.#now();
-    const patch = await patchFromStaged(db, {
-      repo,
-      taskId,
-      baseCommit: metadata.baseCommit,
-      home: this.#o.home,
-      nowMs,
-    });
-    if (patch._tag === 'Left') return fail('refused', patch.left.message);
-    const entered = await state.transitionTask(db, taskId, 'VERIFY', { expectedFrom: 'IMPLEMENT' });
-    if (entered._tag === 'Left') return fail('busy', describeStateError(entered.left));
-    return ok({ taskId, stagedHash, nowMs, patch: patch.right });
-  }
-
-  /** Back to IMPLEMENT after a verification that did not run (a revisit), or ABORTED when none is left. */
-  async #settleBack(taskId: TaskId, why: string): Promise<ToolResult> {
-    const db = this.#o.db;
-    const back = await state.transitionTask(db, taskId, 'IMPLEMENT', { expectedFrom: 'VERIFY' });
-    if (back._tag === 'Left' && back.left._tag === 'RevisitBudgetExhausted') {
-      await state.transitionTask(db, taskId, 'ABORTED', { expectedFrom: 'VERIFY' });
-      return fail('refused', `${why}; ${describeStateError(back.left)}, so the task is ABORTED`);
-    }
-    return fail('refused', why);
-  }
-
-  async #verifyFailed(taskId: TaskId, stagedHash: StagedHash, run: VerifyRun, d: VerifyDiagnosis): Promise<ToolResult> {
-    const db = this.#o.db;
-    const back = await state.transitionTask(db, taskId, 'IMPLEMENT', { expectedFrom: 'VERIFY' });
-    let phase = 'IMPLEMENT';
-    if (back._tag === 'Left') {
-      await state.transitionTask(db, taskId, 'ABORTED', { expectedFrom: 'VERIFY' });
-      phase = 'ABORTED';
-    }
-    return ok({
-      task_id: taskId,
-      passed: false,
-      phase,
-      staged_hash: stagedHash,
-      exit_code: run.exitCode,
-      timed_out: run.timedOut,
-      diagnosis: {
-        kind: d.kind,
-        summary: d.summary,
-        remediation: d.remediation,
-        failing_tests: [...d.failingTests],
-        expected: d.expected,
-        received: d.received,
-      },
-      output_tail: `${run.stdoutText}\n${run.stderrText}`.slice(-MCP_LIMITS.maxLogTailChars),
-      next:
-        phase === 'ABORTED' ? 'the revisit budget is spent; create a new task' : 'stage a corrected diff, then verify',
+    if (live === null)
+      return fail('not-verified', 'this server no longer drives the task (it restarted); create a new task');
+    if (task.phase !== 'IMPLEMENT' && task.phase !== 'VERIFY') return fail('wrong-phase', `the task is ${task.phase}`);
+    if (live.verifying) return fail('busy', 'verification is running for this task; wait for it to finish');
+    if ((await state.listStagedDiffs(this.#o.db, task.id, { activeOnly: true })).length === 0)
+      return fail('refused', 'nothing is staged for this task; call stage_diff first');
+    return this.withLedger(repo, async (call) => {
+      await this.#interrupted(call, live);
+      if (live.finished !== null) {
+        await this.settle(live);
+        return fail('refused', `the kernel ended the task (${live.finished.reason}); create a new task`);
+      }
+      const rejected = await this.#attempt(call, live);
+      if (live.finished !== null) await this.settle(live);
+      if (rejected.length > 0 && live.lastVerify === null) return fail('internal', describeRejections(rejected));
+      return verifyAnswer(this, live, repo);
     });
   }
 
-  async #verifyPassed(
-    taskId: TaskId,
-    stagedHash: StagedHash,
-    run: VerifyRun,
-    verified: VerifiedPatch,
-    runId: bigint,
-  ): Promise<ToolResult> {
-    const passedGate = await state.transitionTask(this.#o.db, taskId, 'APPROVAL_GATE', { expectedFrom: 'VERIFY' });
-    if (passedGate._tag === 'Left')
-      return this.#settleBack(taskId, `the gate refused: ${describeStateError(passedGate.left)}`);
-    this.#verified.set(taskId, { verified, stagedHash, runId, testsRun: run.testCounts?.total ?? null });
-    return ok({
-      task_id: taskId,
-      passed: true,
-      phase: 'APPROVAL_GATE',
-      staged_hash: stagedHash,
-      patch_sha256: verified.patchSha256,
-      verification_run: runId.toString(),
-      command: [...run.argv],
-      tests_run: run.testCounts?.total ?? null,
-      risks: verified.risks.filter((r) => r.severity !== 'info').map((r) => `${r.kind}: ${r.detail}`),
-      next: `ask a person to review and run "crustcore mcp-token ${taskId}", then call approve with the token they give you`,
+  /** A verification that did not finish (it threw) is a rejected patch for the kernel: a revisit, or the end. */
+  async #interrupted(call: LedgerCall, live: LiveTask): Promise<void> {
+    if (call.spine.kernel.taskStatus(live.taskId) !== 'Verifying' || live.verifying) return;
+    await this.driver.submit(call, live, {
+      kind: 'PatchRejected',
+      taskId: live.taskId,
+      category: 'verify-interrupted',
+      summary: 'the last verification of this task did not finish',
+      failingTests: [],
     });
+  }
+
+  /** The client's attempt: the staged content as the session's patch, proposed to the kernel. */
+  async #attempt(call: LedgerCall, live: LiveTask): Promise<RejectedAction[]> {
+    live.lastVerify = null;
+    // What is staged now is what the session writes: the verification run is bound to this hash.
+    live.attemptStagedHash = await state.stagedContentHash(this.#o.db, live.taskId);
+    const result = await live.session.run(live.attempt ?? 1, null, live.abort.signal);
+    const rejected: RejectedAction[] = [];
+    for (const c of result.commands)
+      rejected.push(...(await this.driver.submit(call, live, commandEvent(live.taskId, c))).rejected);
+    if (result.kind === 'no-patch') {
+      live.lastVerify = {
+        outcome: { kind: 'no-patch', category: result.category, summary: result.summary },
+        stagedHash: live.attemptStagedHash,
+        runId: null,
+      };
+      const report = await this.driver.submit(call, live, {
+        kind: 'PatchRejected',
+        taskId: live.taskId,
+        category: result.category,
+        summary: result.summary.slice(0, 3_000),
+        failingTests: [],
+      });
+      return [...rejected, ...report.rejected];
+    }
+    const report = await this.driver.submit(call, live, {
+      kind: 'PatchProposed',
+      taskId: live.taskId,
+      patchHash: result.patchHash,
+      selfClaimedDone: result.selfClaimedDone,
+      filesChanged: result.filesChanged,
+      risks: [...result.risks],
+    });
+    return [...rejected, ...report.rejected];
   }
 
   // ── status / diff ────────────────────────────────────────────────────────
@@ -428,9 +432,9 @@ export class McpService {
       }
       return ok({ tasks });
     }
-    const context = await this.#context(input.task_id);
+    const context = await this.context(input.task_id);
     if (context._tag === 'Left') return context;
-    const { metadata, task } = context.right;
+    const { metadata, task, live } = context.right;
     const diffs = await state.listStagedDiffs(db, task.id, { activeOnly: true });
     const runs = await state.listVerificationRuns(db, task.id, 3);
     const passing = await state.passingRunForCurrentContent(db, task.id);
@@ -457,13 +461,13 @@ export class McpService {
         staged_hash: r.stagedHash,
         current: r.stagedHash === passing?.stagedHash,
       })),
-      verified_here: this.#verified.has(task.id),
-      approved: this.#approved.has(task.id),
+      verified_here: live?.session.verified != null,
+      approved: live?.apply != null,
     });
   }
 
   async diff(input: ToolInput<'diff'>): Promise<ToolResult> {
-    const context = await this.#context(input.task_id);
+    const context = await this.context(input.task_id);
     if (context._tag === 'Left') return context;
     const diffs = await state.listStagedDiffs(this.#o.db, context.right.task.id, { activeOnly: true });
     const clipped = clip(diffs.map((d) => d.diff).join(''), MCP_LIMITS.maxOutputChars);
@@ -476,137 +480,27 @@ export class McpService {
     });
   }
 
-  /** The verified state of a task, checked against the database now. */
-  async #currentVerified(taskId: TaskId): Promise<Result<ToolFailure, Verified>> {
-    const held = this.#verified.get(taskId);
-    if (held === undefined) return fail('not-verified', 'the task has no verified content on this server; call verify');
-    const db = this.#o.db;
-    const current = await state.stagedContentHash(db, taskId);
-    const passing = await state.passingRunForCurrentContent(db, taskId);
-    if (current !== held.stagedHash || passing === null || passing.id !== held.runId) {
-      this.#forget(taskId);
-      return fail('not-verified', 'the staged content changed since it was verified; call verify again');
-    }
-    return ok(held);
-  }
-
-  // ── approve / apply / export ─────────────────────────────────────────────
-  async approve(input: ToolInput<'approve'>): Promise<ToolResult> {
-    // Spend the token first: a guessed or replayed token is gone either way.
-    const redeemed = this.#tokens.redeem(input.token, input.task_id);
-    if (redeemed._tag === 'Left') {
-      const why =
-        redeemed.left._tag === 'TokenExpired'
-          ? 'the token expired'
-          : redeemed.left._tag === 'TokenForAnotherTask'
-            ? 'the token was issued for another task (it is now spent)'
-            : 'the token is not one a person issued here';
-      return fail(
-        'bad-token',
-        `${why}. Approval needs a person: ask them to run "crustcore mcp-token ${input.task_id}" and give you the token.`,
-      );
-    }
-    const grant = redeemed.right;
-    const context = await this.#context(input.task_id);
-    if (context._tag === 'Left') return context;
-    const taskId = context.right.task.id;
-    if (context.right.task.phase !== 'APPROVAL_GATE')
-      return fail('wrong-phase', `the task is ${context.right.task.phase}`);
-    const held = await this.#currentVerified(taskId);
-    if (held._tag === 'Left') return held;
-    if (grant.stagedHash !== held.right.stagedHash || grant.verificationRunId !== held.right.runId) {
-      return fail('bad-token', 'the token was issued for other content than what is staged now; ask for a new one');
-    }
-    const journal = await state.openApplyJournal(this.#o.db, { taskId, verificationRunId: held.right.runId });
-    if (journal._tag === 'Left') {
-      return journal.left._tag === 'AlreadyExists'
-        ? fail('refused', 'this content is already approved')
-        : fail('refused', describeStateError(journal.left));
-    }
-    this.#approved.set(taskId, journal.right.id);
-    return ok({
-      task_id: taskId,
-      approved: true,
-      staged_hash: grant.stagedHash,
-      patch_sha256: grant.patchSha256,
-      journal: journal.right.id.toString(),
-      next: 'apply (write it to the working tree) or export (get the patch)',
-    });
+  // ── approve / apply / export (tool-approval.ts) ──────────────────────────
+  approve(input: ToolInput<'approve'>): Promise<ToolResult> {
+    return approveTask(this, input);
   }
 
   async apply(input: ToolInput<'apply'>): Promise<ToolResult> {
     await this.#recovery;
-    const context = await this.#context(input.task_id);
-    if (context._tag === 'Left') return context;
-    const { repo, task } = context.right;
-    const taskId = task.id;
-    const journalId = this.#approved.get(taskId);
-    if (journalId === undefined || task.phase !== 'APPROVAL_GATE') {
-      return fail(
-        'not-approved',
-        `nothing approved to apply (phase ${task.phase}); a person must issue a token for approve`,
-      );
-    }
-    const held = await this.#currentVerified(taskId);
-    if (held._tag === 'Left') return held;
-    const db = this.#o.db;
-    // Single use: the journal leaves PENDING before any byte is written.
-    this.#approved.delete(taskId);
-    const applying = await state.advanceApplyJournal(db, journalId, 'APPLYING');
-    if (applying._tag === 'Left') return fail('refused', describeStateError(applying.left));
-    const applied = await applyVerifiedPatch(held.right.verified, { repo, home: this.#o.home, nowMs: this.#now() });
-    if (applied._tag === 'Left') {
-      await state.advanceApplyJournal(db, journalId, 'ROLLED_BACK');
-      const e = applied.left;
-      if (e._tag === 'Drift') {
-        return fail(
-          'drift',
-          `the working tree changed since the base commit (${e.drifted.map((d) => d.path).join(', ')}); nothing was written. Approve again after rebasing, or export.`,
-        );
-      }
-      return fail('refused', `not applied: ${'message' in e ? e.message : e._tag}; nothing was written`);
-    }
-    await state.advanceApplyJournal(db, journalId, 'APPLIED');
-    const committed = await state.transitionTask(db, taskId, 'COMMITTED', { expectedFrom: 'APPROVAL_GATE' });
-    this.#forget(taskId);
-    return ok({
-      task_id: taskId,
-      applied: true,
-      files: [...applied.right.paths],
-      journal: applied.right.journalId,
-      phase: committed._tag === 'Right' ? 'COMMITTED' : 'APPROVAL_GATE',
-    });
+    return applyTask(this, input);
   }
 
-  async exportPatch(input: ToolInput<'export'>): Promise<ToolResult> {
-    const context = await this.#context(input.task_id);
-    if (context._tag === 'Left') return context;
-    const taskId = context.right.task.id;
-    const held = await this.#currentVerified(taskId);
-    if (held._tag === 'Left') return held;
-    const bytes = held.right.verified.patchBytes();
-    if (bytes.length > MCP_LIMITS.maxExportBytes) {
-      return fail(
-        'too-large',
-        `the patch is ${bytes.length} bytes; export it with "crustcore diff --export ${taskId}" instead`,
-      );
-    }
-    return ok({
-      task_id: taskId,
-      patch_sha256: held.right.verified.patchSha256,
-      base_commit: held.right.verified.baseCommit,
-      approved: this.#approved.has(taskId),
-      patch: Buffer.from(bytes).toString('utf8'),
-    });
+  exportPatch(input: ToolInput<'export'>): Promise<ToolResult> {
+    return exportTask(this, input);
   }
 
   /**
    * After a crash mid-apply: the files were already put back (or forward) by
    * the verify package's journal recovery; a state-plane journal of one of
-   * this server's tasks left APPLYING is rolled back, so the task can be
-   * verified and approved again (a second apply of content already on disk
-   * stops at the drift check); a task left in VERIFY goes back to IMPLEMENT.
-   * Returns the journals rolled back.
+   * this server's tasks left APPLYING is rolled back. The kernel task it
+   * belonged to waits in the ledger; create a new task to try again (content
+   * already on disk is refused by the drift check). Returns the journals
+   * rolled back.
    */
   recoverInterruptedApplies(): Promise<readonly string[]> {
     const recovery = this.#recover();
@@ -620,19 +514,11 @@ export class McpService {
 
   async #recover(): Promise<readonly string[]> {
     recoverJournals({ journalRoot: journalDir(this.#o.home) });
-    const db = this.#o.db;
     const rolledBack: string[] = [];
-    for (const journal of await state.inFlightApplyJournals(db, 100)) {
+    for (const journal of await state.inFlightApplyJournals(this.#o.db, 100)) {
       if (this.#tasks.load(journal.taskId) === null) continue;
-      const moved = await state.advanceApplyJournal(db, journal.id, 'ROLLED_BACK');
+      const moved = await state.advanceApplyJournal(this.#o.db, journal.id, 'ROLLED_BACK');
       if (moved._tag === 'Right') rolledBack.push(journal.id.toString());
-    }
-    // A verification cut off by the crash: back to IMPLEMENT (a revisit), or ABORTED when none is left.
-    for (const metadata of this.#tasks.list(1_000)) {
-      const task = await state.getTask(db, metadata.taskId as TaskId);
-      if (task?.phase !== 'VERIFY') continue;
-      const back = await state.transitionTask(db, task.id, 'IMPLEMENT', { expectedFrom: 'VERIFY' });
-      if (back._tag === 'Left') await state.transitionTask(db, task.id, 'ABORTED', { expectedFrom: 'VERIFY' });
     }
     return rolledBack;
   }
@@ -647,44 +533,19 @@ export class McpService {
       known: task !== null,
       owned: this.#owned.has(taskId),
       phase: task?.phase ?? null,
-      verified: this.#verified.has(taskId),
+      verified: this.#live.get(taskId)?.session.verified != null,
       goal: metadata.goal.slice(0, 500),
     };
   }
 
   /** Mints a one-time approval token for a person, with what it approves. */
-  async issueApprovalToken(taskId: string): Promise<ToolResult> {
-    const context = await this.#context(taskId);
-    if (context._tag === 'Left') return context;
-    const { metadata, task } = context.right;
-    if (task.phase !== 'APPROVAL_GATE')
-      return fail('wrong-phase', `task ${taskId} is ${task.phase}, not waiting for approval`);
-    const held = await this.#currentVerified(task.id);
-    if (held._tag === 'Left') return held;
-    const verified = held.right.verified;
-    const minted = this.#tokens.mint({
-      taskId: task.id,
-      stagedHash: held.right.stagedHash,
-      verificationRunId: held.right.runId,
-      patchSha256: verified.patchSha256,
-    });
-    if (minted._tag === 'Left') return fail('busy', 'too many live approval tokens; wait for some to expire');
-    const diff = clip(Buffer.from(verified.patchBytes()).toString('utf8'), 64 * 1024);
-    return ok({
-      token: minted.right.token,
-      task_id: task.id,
-      goal: metadata.goal,
-      repository: metadata.repoRoot,
-      base_commit: verified.baseCommit,
-      staged_hash: held.right.stagedHash,
-      patch_sha256: verified.patchSha256,
-      verify_command: [...verified.argv],
-      tests_run: held.right.testsRun,
-      files: verified.files.map((f) => ({ path: f.path, status: f.status })),
-      risks: verified.risks.filter((r) => r.severity !== 'info').map((r) => `${r.kind}: ${r.detail}`),
-      diff: diff.text,
-      diff_truncated: diff.truncated,
-      expires_at: new Date(minted.right.grant.expiresAtMs).toISOString(),
-    });
+  issueApprovalToken(taskId: string): Promise<ToolResult> {
+    return approvalTokenFor(this, taskId);
+  }
+
+  /** Cleans up every live task's worktrees (server exit); the kernel tasks stay in the ledger. */
+  async close(): Promise<void> {
+    for (const live of this.#live.values()) await live.session.cleanup().catch(() => undefined);
+    this.#live.clear();
   }
 }

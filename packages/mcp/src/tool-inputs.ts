@@ -111,7 +111,7 @@ export const TOOL_DESCRIPTIONS: Readonly<Record<ToolName, string>> = {
   create_task:
     'Start a task on a repository: records the base commit and the test command. Next: stage_diff. Nothing on disk changes.',
   stage_diff:
-    'Stage a unified diff for the task in the state plane (never on disk). Hunks must apply exactly to the base commit.',
+    'Stage a unified diff for the task in the state plane (never on disk). Hunks must apply exactly to the base commit. Once verified, the content is frozen: a change after that is a new task.',
   verify:
     'Run the test command in a sandbox on a fresh worktree with the staged content; records a verification run bound to the staged content hash.',
   status: 'Phase, staged files, verification runs and approval state of a task (or the tasks of this server).',

@@ -4,6 +4,9 @@ import { ApprovalTokenBook } from '../src/index.js';
 
 const binding = (taskId = 't_one') => ({
   taskId,
+  approvalId: 'ap_one',
+  nonce: 'n'.repeat(16),
+  opHash: 'c'.repeat(64),
   stagedHash: 'a'.repeat(64),
   verificationRunId: 7n,
   patchSha256: 'b'.repeat(64),
@@ -16,7 +19,7 @@ describe('human-issued approval tokens', () => {
     if (minted._tag === 'Left') throw new Error('mint failed');
     expect(minted.right.token).toMatch(/^cct_[0-9a-hjkmnp-tv-z]{32}$/);
     expect(book.redeem(minted.right.token, 't_one')).toMatchObject({ _tag: 'Right', right: { verificationRunId: 7n } });
-    expect(book.redeem(minted.right.token, 't_one')).toMatchObject({ _tag: 'Left', left: { _tag: 'UnknownToken' } });
+    expect(book.redeem(minted.right.token, 't_one')).toMatchObject({ _tag: 'Left', left: { _tag: 'TokenSpent' } });
   });
 
   it('presented for another task, it is refused and spent', () => {
@@ -27,7 +30,7 @@ describe('human-issued approval tokens', () => {
       _tag: 'Left',
       left: { _tag: 'TokenForAnotherTask' },
     });
-    expect(book.redeem(minted.right.token, 't_one')).toMatchObject({ _tag: 'Left', left: { _tag: 'UnknownToken' } });
+    expect(book.redeem(minted.right.token, 't_one')).toMatchObject({ _tag: 'Left', left: { _tag: 'TokenSpent' } });
   });
 
   it('expires; a new token for a task revokes the old one; revokeTask drops them', () => {

@@ -87,6 +87,23 @@ function repositoryRoots(io: Io, dirs: readonly string[] | undefined): string[] 
   });
 }
 
+/** The admin socket's answers: a person's `crustcore mcp-token` reaches the service only here. */
+function adminHandler(
+  service: InstanceType<McpPack['McpService']>,
+): (request: { readonly op: string; readonly taskId?: string }) => Promise<AdminReply> {
+  return async (request) => {
+    if (request.op === 'mcp-describe' && request.taskId !== undefined)
+      return adminOk(await service.describeTask(request.taskId));
+    if (request.op === 'mcp-token' && request.taskId !== undefined) {
+      const issued = await service.issueApprovalToken(request.taskId);
+      return issued._tag === 'Right'
+        ? adminOk(issued.right)
+        : adminError('refused', `${issued.left.code}: ${issued.left.message}`);
+    }
+    return adminError('unsupported', 'this is an MCP server socket: it answers mcp-describe and mcp-token only');
+  };
+}
+
 export const mcpCommand: Command = {
   name: 'mcp',
   summary:
@@ -139,25 +156,20 @@ export const mcpCommand: Command = {
       writeLine(io.stderr, `crustcore mcp: ${error instanceof Error ? error.message : String(error)}`),
     );
     const db = backgroundDb(opening, databaseUrl === undefined ? 'pglite' : 'postgres');
+    // What the tools return reaches a model, and what the ledger records is kept: the same redactor
+    // as `crustcore run` (detectors, and the vault's secrets when it opens without a prompt).
+    const { redact } = await loadRuntimeRedactor(home, io.env);
     const service = new pack.McpService({
       db,
       home,
+      env: io.env,
+      redact,
       stateDir,
       allowedRoots: roots,
       verifyTimeoutMs: verifyTimeoutSeconds * 1_000,
       ...(verifyArgv === undefined ? {} : { verifyArgv }),
     });
-    const handle = async (request: { readonly op: string; readonly taskId?: string }): Promise<AdminReply> => {
-      if (request.op === 'mcp-describe' && request.taskId !== undefined)
-        return adminOk(await service.describeTask(request.taskId));
-      if (request.op === 'mcp-token' && request.taskId !== undefined) {
-        const issued = await service.issueApprovalToken(request.taskId);
-        return issued._tag === 'Right'
-          ? adminOk(issued.right)
-          : adminError('refused', `${issued.left.code}: ${issued.left.message}`);
-      }
-      return adminError('unsupported', 'this is an MCP server socket: it answers mcp-describe and mcp-token only');
-    };
+    const handle = adminHandler(service);
     let admin: Awaited<ReturnType<typeof startAdminServer>>;
     try {
       admin = await startAdminServer(join(mcpSocketDir(stateDir), `${process.pid}.sock`), handle);
@@ -185,14 +197,12 @@ export const mcpCommand: Command = {
           `crustcore mcp: apply recovery failed: ${error instanceof Error ? error.message : String(error)}`,
         ),
     );
-    // What the tools return reaches a model: the same redactor as the ledger (detectors, and the
-    // vault's secrets when it opens without a prompt).
-    const { redact } = await loadRuntimeRedactor(home, io.env);
     const server = pack.createMcpServer(service, { version: VERSION, redact });
     try {
       await pack.serveStdio(server);
     } finally {
       await admin.close();
+      await service.close();
       await db.close();
     }
     return ExitCode.ok;
