@@ -116,6 +116,22 @@ describe('golden: real npm projects with installed dependencies', () => {
     npm(installed.repo, npmCache, ['test', '-w', workspace]);
     commitAll(installed, `fix ${workspace}`);
   });
+
+  it("the worker finds the project's own tools on PATH (control: without the environment it cannot)", () => {
+    writeFiles(installed.repo, { 'packages/calc/index.js': MONOREPO['packages/calc/index.js'] as string });
+    commitAll(installed, 'regress calc');
+    // A worker that needs a dependency's binary by its bare name, as `npx`-less agents do.
+    const script = `command -v mocha >/dev/null && ${(FIXES[0] as readonly string[])[2]}`;
+    const control = runFix(installed, 'packages/calc', script, ['--no-environment', '--max-revisits', '0']);
+    expect(control.json, control.stdout + control.stderr).not.toMatchObject({ outcome: 'completed' });
+    expect(readFileSync(join(installed.repo, 'packages/calc/index.js'), 'utf8')).toBe(
+      MONOREPO['packages/calc/index.js'],
+    );
+    const run = runFix(installed, 'packages/calc', script);
+    expect(run.status, run.stdout + run.stderr).toBe(EXIT.ok);
+    expect(run.json).toMatchObject({ outcome: 'completed' });
+    commitAll(installed, 'fix calc again');
+  });
 });
 
 describe('golden: the same project without node_modules', () => {

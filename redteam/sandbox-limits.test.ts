@@ -1,5 +1,5 @@
 /**
- * Attacks on resources and lifetime: a fork bomb, 1 GiB of output, a
+ * Attacks on resources and lifetime: a fork bomb, 256 MiB of output, a
  * process that sleeps forever with a `setsid` grandchild, a runaway CPU loop
  * and an oversized file. Each must end within its bound and leave nothing
  * running; the machine must survive (the fork bomb gets a small pids limit).
@@ -122,28 +122,30 @@ describe('redteam: sandbox limits', () => {
     expect(after.exitCode).toBe(0);
   });
 
-  it('bounds 1 GiB of output without deadlock, keeping head and tail and hashing every byte', async () => {
-    const gib = 1024 * 1024 * 1024;
+  it('bounds 256 MiB of output without deadlock, keeping head and tail and hashing every byte', async () => {
+    // 4,096 times the capture budget: enough to prove the capture is bounded and every byte is
+    // hashed. The wall-clock limit sits far above what pushing it takes however loaded the
+    // machine is (the claim is "no deadlock, bounded memory", not a speed).
+    const mib = 1024 * 1024;
+    const total = 256 * mib;
     const result = await attack('build', {
-      argv: ['sh', '-c', 'printf HEAD; head -c 1G /dev/zero; printf TAIL'],
-      timeoutMs: 120_000,
+      argv: ['sh', '-c', 'printf HEAD; head -c 256M /dev/zero; printf TAIL'],
+      timeoutMs: 1_200_000,
       maxOutputBytes: 65_536,
     });
-    expect(result.exitCode).toBe(0);
     expect(result.timedOut).toBe(false);
-    expect(result.stdout.totalBytes).toBe(gib + 8);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout.totalBytes).toBe(total + 8);
     expect(result.stdout.truncated).toBe(true);
     expect(result.stdout.text.startsWith('HEAD\u0000')).toBe(true);
     expect(result.stdout.text.endsWith('\u0000TAIL')).toBe(true);
-    expect(result.stdout.text).toContain(`[crustcore: ${gib + 8 - 65_536} bytes dropped]`);
+    expect(result.stdout.text).toContain(`[crustcore: ${total + 8 - 65_536} bytes dropped]`);
     expect(result.stdout.text.length).toBeLessThan(65_536 + 100);
     const hash = createHash('sha256').update('HEAD');
-    const zeros = Buffer.alloc(1 << 20);
-    for (let i = 0; i < 1024; i++) hash.update(zeros);
+    const zeros = Buffer.alloc(mib);
+    for (let i = 0; i < 256; i++) hash.update(zeros);
     expect(result.stdout.sha256).toBe(hash.update('TAIL').digest('hex'));
-    // Pushing 1 GiB through a pipe takes 20–40 s on a busy 2-core runner; the claim is "no
-    // deadlock, bounded memory", not a speed, so the test's own bound sits above the sandbox's.
-  }, 180_000);
+  }, 1_300_000);
 
   it('as an unprivileged user, RLIMIT_NPROC contains a fork bomb (no cgroup needed)', async () => {
     const unprivileged = mkdtempSync(join(tmpdir(), 'crustcore-redteam-nobody-'));

@@ -72,7 +72,10 @@ function jobBackend(job: RunningJob, context: TaskJobContext, signal: AbortSigna
   const { payload } = job;
   return async (runtime) => {
     if (payload.worker !== null)
-      return stoppableBackend(new ExternalCommandBackend(runtime.workerCap(), { argv: payload.worker }), signal);
+      return stoppableBackend(
+        new ExternalCommandBackend(runtime.workerCap(), { argv: payload.worker, pathFor: runtime.workerPathFor }),
+        signal,
+      );
     // The codec guarantees a backend when there is no worker command.
     const backend = await context.loadBackend({
       name: payload.backend ?? 'native',

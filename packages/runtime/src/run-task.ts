@@ -48,6 +48,8 @@ export interface RunTaskOptions {
   readonly verifyArgvFromUser: boolean;
   readonly makeBackend: (context: {
     readonly workerCap: () => SandboxExecCap;
+    /** PATH for the worker inside its worktree (dependency bins, toolchain), or null without an environment. */
+    readonly workerPathFor: ((worktreeRoot: string) => string) | null;
     /** Appends an informational frame to the task's ledger; flushed before the log closes. */
     readonly note: (kind: string, payload: Readonly<Record<string, unknown>>) => void;
     /** Bound to the task loop once it exists; native agents call tools only through it. */
@@ -179,7 +181,8 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
         recorder.appendNote(kind, options.taskId, JSON.parse(JSON.stringify(payload))).catch(() => undefined),
       );
     };
-    const backend = await options.makeBackend({ workerCap, toolGate, note });
+    const workerPathFor = workerEnvironment?.pathFor ?? null;
+    const backend = await options.makeBackend({ workerCap, workerPathFor, toolGate, note });
     let loopRef: TaskLoop | null = null;
     session = new VerifySession({
       repo,

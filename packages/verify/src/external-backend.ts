@@ -33,6 +33,12 @@ export interface ExternalCommandBackendOptions {
   readonly argv: Argv;
   /** Extra (sanitized) environment; secrets are refused by the sandbox's sanitizer. */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * PATH inside the sandbox for a worktree (the prepared environment's: the
+   * dependency bin directories, then the user's toolchain), so the worker
+   * finds `mocha`, `vitest` or the venv's python the way the tests will.
+   */
+  readonly pathFor?: ((worktreeRoot: string) => string) | null;
   readonly name?: string;
   /**
    * Where the user typed the command: relative program and script names
@@ -83,6 +89,7 @@ export class ExternalCommandBackend implements CodingBackend {
   readonly #cap: SandboxExecCap;
   readonly #argv: Argv;
   readonly #env: Readonly<Record<string, string>>;
+  readonly #pathFor: ((worktreeRoot: string) => string) | null;
   readonly #host: { readonly cwd: string; readonly path: string };
   readonly #git: boolean;
 
@@ -93,6 +100,7 @@ export class ExternalCommandBackend implements CodingBackend {
     this.#cap = cap;
     this.#argv = options.argv;
     this.#env = options.env ?? {};
+    this.#pathFor = options.pathFor ?? null;
     this.name = options.name ?? 'external-command';
     this.#host = options.host ?? { cwd: process.cwd(), path: process.env.PATH ?? '' };
     this.#git = options.git ?? true;
@@ -140,7 +148,7 @@ export class ExternalCommandBackend implements CodingBackend {
             argv,
             worktreeRoot: worktree.path,
             cwd: worktree.path,
-            env: this.#env,
+            env: this.#pathFor === null ? this.#env : { ...this.#env, PATH: this.#pathFor(worktree.path) },
             stdin: workerStdin(input, worktree.path),
             // Clamped to the profile's bounds: a larger request would only be refused.
             timeoutMs: Math.min(Math.max(1, Math.floor(input.maxSeconds * 1000)), this.#cap.profile.maxTimeoutMs),

@@ -231,10 +231,11 @@ export const runCommand: Command = {
         setupArgv,
         allowInstallScripts: values['allow-install-scripts'],
         environment: !values['no-environment'],
-        makeBackend: async ({ workerCap, toolGate, note }): Promise<CodingBackend> => {
+        makeBackend: async ({ workerCap, workerPathFor, toolGate, note }): Promise<CodingBackend> => {
           if (backendName === 'external' && workerArgv !== null)
             return new ExternalCommandBackend(workerCap(), {
               argv: workerArgv,
+              pathFor: workerPathFor,
               // The worker's own files are found where the user typed the command.
               host: { cwd: io.cwd, path: io.env.PATH ?? '' },
             });
