@@ -1,0 +1,104 @@
+/**
+ * CLI start-up (issue #17: "start-up ≤ 1.1× node"). Spawns the built CLI the
+ * way a person runs it — `crustcore --version`, `--help`, `<cmd> --help`, an
+ * unknown command — and crustcore-nano, each against `node -e 0` spawned in
+ * the same run (the baseline is measured first and again last, so a change of
+ * load during the run shows as two different baselines). An empty ES module
+ * is the floor any ESM entry pays on top of `node -e 0` (the ESM loader).
+ * Peak RSS comes from the kernel's rusage of each child (python3 waits for it).
+ *
+ * `node --conditions=source --import tsx benches/startup.bench.ts [iterations]`
+ * (default 24 per case); build first (scripts/setup.sh).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type BenchCase, type BenchRow, ratio, report, runCases } from './harness.js';
+
+const ITERATIONS = Number(process.argv[2] ?? 24);
+const DIST = resolve(import.meta.dirname, '../packages/crustcore/dist');
+const FULL = join(DIST, 'crustcore.js');
+const NANO = join(DIST, 'crustcore-nano.js');
+const scratch = mkdtempSync(join(tmpdir(), 'crustcore-bench-startup-'));
+const EMPTY_MODULE = join(scratch, 'empty.mjs');
+writeFileSync(EMPTY_MODULE, '');
+// A private home, so nothing the CLI might read at start-up comes from this machine's user.
+const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: scratch, CRUSTCORE_HOME: scratch, NO_COLOR: '1' };
+
+interface Subject {
+  readonly name: string;
+  readonly argv: readonly [string, ...string[]];
+  /** The exit code the subject must end with; a crash would otherwise look like a fast start. */
+  readonly status: number;
+}
+
+const node = (...args: string[]): readonly [string, ...string[]] => [process.execPath, ...args];
+const BASELINE: Subject = { name: 'node -e 0', argv: node('-e', '0'), status: 0 };
+const SUBJECTS: readonly Subject[] = [
+  { name: 'node empty.mjs (ESM floor)', argv: node(EMPTY_MODULE), status: 0 },
+  { name: 'crustcore --version', argv: node(FULL, '--version'), status: 0 },
+  { name: 'crustcore --help', argv: node(FULL, '--help'), status: 0 },
+  { name: 'crustcore run --help', argv: node(FULL, 'run', '--help'), status: 0 },
+  { name: 'crustcore chat --help', argv: node(FULL, 'chat', '--help'), status: 0 },
+  { name: 'crustcore daemon --help', argv: node(FULL, 'daemon', '--help'), status: 0 },
+  { name: 'crustcore rnu (unknown command)', argv: node(FULL, 'rnu'), status: 2 },
+  { name: 'crustcore-nano --version', argv: node(NANO, '--version'), status: 0 },
+  { name: 'crustcore-nano --help', argv: node(NANO, '--help'), status: 0 },
+];
+
+function spawnOnce(subject: Subject): void {
+  const [command, ...args] = subject.argv;
+  const result = spawnSync(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  if (result.status !== subject.status) {
+    throw new Error(`${subject.name} exited ${result.status} (want ${subject.status}): ${result.stderr}`);
+  }
+}
+
+const asCase = (subject: Subject, label = subject.name): BenchCase => ({ name: label, fn: () => spawnOnce(subject) });
+
+const rows = await runCases(
+  `CLI start-up (${ITERATIONS} spawns per case)`,
+  [asCase(BASELINE, 'node -e 0 (first)'), ...SUBJECTS.map((s) => asCase(s)), asCase(BASELINE, 'node -e 0 (last)')],
+  0,
+  { iterations: ITERATIONS, warmupIterations: 3 },
+);
+const row = (name: string): BenchRow => {
+  const found = rows.find((r) => r.name === name);
+  if (found === undefined) throw new Error(`no row ${name}`);
+  return found;
+};
+// The slower of the two baselines: a ratio against it can only flatter the CLI if load fell
+// during the run, and the two baselines are printed so a reader can see whether it did.
+const first = row('node -e 0 (first)');
+const last = row('node -e 0 (last)');
+const baseline = first.perItemP50Us <= last.perItemP50Us ? first : last;
+report('baseline node -e 0 p50', `${(first.p50Ms).toFixed(1)} ms first, ${last.p50Ms.toFixed(1)} ms last`);
+for (const subject of SUBJECTS) {
+  const target = subject.name.startsWith('node ') ? undefined : '≤ 1.1× (issue #17)';
+  ratio(`${subject.name} vs node -e 0`, row(subject.name), baseline, target);
+}
+
+/** Peak resident set of one spawn, in KiB, from the kernel's accounting of the waited child. */
+function peakRssKiB(subject: Subject): number {
+  const script =
+    'import resource,subprocess,sys\nsubprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)\nprint(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)';
+  const result = spawnSync('python3', ['-c', script, ...subject.argv], { env, encoding: 'utf8' });
+  return Number(result.stdout.trim());
+}
+
+const medianRss = (subject: Subject): number => {
+  const samples = Array.from({ length: 7 }, () => peakRssKiB(subject)).sort((a, b) => a - b);
+  return samples[3] ?? Number.NaN;
+};
+const baseRss = medianRss(BASELINE);
+report('peak RSS node -e 0', `${(baseRss / 1024).toFixed(1)} MiB (median of 7)`);
+for (const subject of SUBJECTS) {
+  const rss = medianRss(subject);
+  report(
+    `peak RSS ${subject.name}`,
+    `${(rss / 1024).toFixed(1)} MiB = ${(rss / baseRss).toFixed(2)}× node -e 0`,
+    subject.name.startsWith('node ') ? undefined : '≤ 1.2× (issue #17)',
+  );
+}
+rmSync(scratch, { recursive: true, force: true });
