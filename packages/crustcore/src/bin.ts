@@ -5,10 +5,9 @@
  * terminal before the secrets pack's redactor has seen it.
  */
 
-import { loadRuntimeRedactor } from '@crustcore/runtime';
+import { loadCrashRedactor } from './cli/crash-redactor.js';
 import { ExitCode } from './cli/exit-codes.js';
 import { processIo, writeLine } from './cli/output.js';
-import { crustcoreHome } from './cli/paths.js';
 import { main } from './main.js';
 
 const io = processIo();
@@ -37,7 +36,7 @@ async function report(error: unknown): Promise<void> {
     // credential variables and (with a key file) the vault's secrets.
     text = secrets.formatRedactedError(error, new secrets.Redactor({}));
     try {
-      text = (await loadRuntimeRedactor(crustcoreHome(io.env), io.env)).redact(text);
+      text = (await loadCrashRedactor(io.env))(text);
     } catch {
       // Detector redaction already applied; keep it.
     }

@@ -1,8 +1,10 @@
 /**
  * crustcore CLI entry point. Nano: only the kernel-side commands are bundled;
- * pack commands load their pack on demand.
+ * pack commands load their pack on demand. Help, the version and a mistyped
+ * name are answered from the command table's specs: a command's module loads
+ * only when it runs.
  */
-import { type Command, UsageError } from './cli/command.js';
+import { type CommandSpec, type LazyCommand, UsageError } from './cli/command.js';
 import { ExitCode } from './cli/exit-codes.js';
 import { type Io, writeLine } from './cli/output.js';
 import { commandTable } from './commands/table.js';
@@ -10,7 +12,7 @@ import { commandTable } from './commands/table.js';
 declare const CRUSTCORE_VERSION: string;
 export const VERSION: string = typeof CRUSTCORE_VERSION === 'string' ? CRUSTCORE_VERSION : '0.0.0-dev';
 
-function helpText(io: Io, commands: readonly Command[]): string {
+function helpText(io: Io, commands: readonly CommandSpec[]): string {
   const s = io.out;
   const width = Math.max(...commands.map((c) => c.name.length));
   const lines = [
@@ -42,7 +44,7 @@ function distance(a: string, b: string): number {
 }
 
 /** The closest command names (at most two edits away, or sharing a prefix of three letters). */
-export function suggestCommands(name: string, commands: readonly Command[]): string[] {
+export function suggestCommands(name: string, commands: readonly CommandSpec[]): string[] {
   const lower = name.toLowerCase();
   return commands
     .map((c) => ({ name: c.name, d: distance(lower, c.name) }))
@@ -52,7 +54,7 @@ export function suggestCommands(name: string, commands: readonly Command[]): str
     .map(({ name: n }) => n);
 }
 
-function unknownCommand(io: Io, name: string, commands: readonly Command[]): ExitCode {
+function unknownCommand(io: Io, name: string, commands: readonly CommandSpec[]): ExitCode {
   const suggestions = suggestCommands(name, commands);
   const hint = suggestions.length > 0 ? ` Did you mean ${suggestions.map((n) => `"${n}"`).join(' or ')}?` : '';
   writeLine(
@@ -62,7 +64,7 @@ function unknownCommand(io: Io, name: string, commands: readonly Command[]): Exi
   return ExitCode.usage;
 }
 
-const commandHelp = (command: Command): string => `${command.summary}\n\nUsage: ${command.usage}`;
+const commandHelp = (command: CommandSpec): string => `${command.summary}\n\nUsage: ${command.usage}`;
 
 export async function main(argv: readonly string[], io: Io): Promise<ExitCode> {
   const commands = await commandTable();
@@ -88,8 +90,13 @@ export async function main(argv: readonly string[], io: Io): Promise<ExitCode> {
     writeLine(io.stdout, commandHelp(command));
     return ExitCode.ok;
   }
+  return runCommand(command, rest, io);
+}
+
+async function runCommand(command: LazyCommand, args: readonly string[], io: Io): Promise<ExitCode> {
+  const loaded = await command.load();
   try {
-    return await command.run(rest, io);
+    return await loaded.run(args, io);
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       writeLine(io.stderr, `${io.err.red('error:')} ${(error as Error).message}`);
