@@ -40,7 +40,7 @@ const common = {
 // Nano is one file: there a lazily loaded module only adds esbuild's wrappers (to it and to
 // everything it imports), so nano imports up front what the full CLI loads on demand: each
 // module named here is replaced by its `-eager.ts` twin, which exports the same names.
-const EAGER_IN_NANO = /^\.\/(?:[\w-]+\/)*(?:core-loaders|crash-redactor)\.js$/;
+const EAGER_IN_NANO = /^\.\/(?:[\w-]+\/)*(?:core-table|crash-redactor)\.js$/;
 const eagerInNano = {
   name: 'eager-in-nano',
   setup(build) {
