@@ -21,19 +21,8 @@ export interface BenchRow {
   readonly samples: number;
 }
 
-/** Iteration floors for cases too slow for tinybench's defaults (64 runs, 16 warm-ups), e.g. process spawns. */
-export interface RunOptions {
-  readonly iterations?: number;
-  readonly warmupIterations?: number;
-}
-
-export async function runCases(
-  title: string,
-  cases: readonly BenchCase[],
-  timeMs = 1_000,
-  options: RunOptions = {},
-): Promise<BenchRow[]> {
-  const bench = new Bench({ time: timeMs, warmupTime: timeMs === 0 ? 0 : 200, ...options });
+export async function runCases(title: string, cases: readonly BenchCase[], timeMs = 1_000): Promise<BenchRow[]> {
+  const bench = new Bench({ time: timeMs, warmupTime: 200 });
   for (const c of cases) bench.add(c.name, c.fn);
   await bench.run();
   const rows: BenchRow[] = [];

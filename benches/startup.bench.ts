@@ -2,19 +2,18 @@
  * CLI start-up (issue #17: "start-up ≤ 1.1× node"). Spawns the built CLI the
  * way a person runs it — `crustcore --version`, `--help`, `<cmd> --help`, an
  * unknown command — and crustcore-nano, each against `node -e 0` spawned in
- * the same run (the baseline is measured first and again last, so a change of
- * load during the run shows as two different baselines). An empty ES module
+ * the same rounds (see sampleInterleaved). An empty ES module
  * is the floor any ESM entry pays on top of `node -e 0` (the ESM loader).
  * Peak RSS comes from the kernel's rusage of each child (python3 waits for it).
  *
  * `node --conditions=source --import tsx benches/startup.bench.ts [iterations]`
- * (default 24 per case); build first (scripts/setup.sh).
+ * (default 24 rounds); build first (scripts/setup.sh).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type BenchCase, type BenchRow, ratio, report, runCases } from './harness.js';
+import { type BenchRow, ratio, report } from './harness.js';
 
 const ITERATIONS = Number(process.argv[2] ?? 24);
 const DIST = resolve(import.meta.dirname, '../packages/crustcore/dist');
@@ -55,25 +54,43 @@ function spawnOnce(subject: Subject): void {
   }
 }
 
-const asCase = (subject: Subject, label = subject.name): BenchCase => ({ name: label, fn: () => spawnOnce(subject) });
+/**
+ * Interleaved rounds instead of tinybench's one-task-after-another: on this shared machine the
+ * load drifts over a minute, and a case measured during a busy stretch would look slow against a
+ * baseline measured in a quiet one. Each round spawns every subject once, in a rotated order.
+ */
+function sampleInterleaved(subjects: readonly Subject[], rounds: number): Map<string, number[]> {
+  const samples = new Map(subjects.map((s) => [s.name, [] as number[]]));
+  for (const subject of subjects) spawnOnce(subject); // warm the page cache
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < subjects.length; k++) {
+      const subject = subjects[(round + k) % subjects.length] as Subject;
+      const started = performance.now();
+      spawnOnce(subject);
+      samples.get(subject.name)?.push(performance.now() - started);
+    }
+  }
+  return samples;
+}
 
-const rows = await runCases(
-  `CLI start-up (${ITERATIONS} spawns per case)`,
-  [asCase(BASELINE, 'node -e 0 (first)'), ...SUBJECTS.map((s) => asCase(s)), asCase(BASELINE, 'node -e 0 (last)')],
-  0,
-  { iterations: ITERATIONS, warmupIterations: 3 },
-);
+function toRow(name: string, timesMs: readonly number[]): BenchRow {
+  const sorted = [...timesMs].sort((a, b) => a - b);
+  const p50Ms = sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+  const meanMs = sorted.reduce((a, b) => a + b, 0) / sorted.length;
+  return { name, p50Ms, meanMs, perItemP50Us: p50Ms * 1000, itemsPerSecond: 1000 / meanMs, samples: sorted.length };
+}
+
+const ALL = [BASELINE, ...SUBJECTS];
+const sampled = sampleInterleaved(ALL, ITERATIONS);
+const rows = ALL.map((s) => toRow(s.name, sampled.get(s.name) ?? []));
+console.log(`\n## CLI start-up (${ITERATIONS} interleaved rounds, p50 of each)`);
+console.table(rows.map((r) => ({ case: r.name, 'p50 (ms)': r.p50Ms.toFixed(1), 'mean (ms)': r.meanMs.toFixed(1) })));
 const row = (name: string): BenchRow => {
   const found = rows.find((r) => r.name === name);
   if (found === undefined) throw new Error(`no row ${name}`);
   return found;
 };
-// The slower of the two baselines: a ratio against it can only flatter the CLI if load fell
-// during the run, and the two baselines are printed so a reader can see whether it did.
-const first = row('node -e 0 (first)');
-const last = row('node -e 0 (last)');
-const baseline = first.perItemP50Us <= last.perItemP50Us ? first : last;
-report('baseline node -e 0 p50', `${(first.p50Ms).toFixed(1)} ms first, ${last.p50Ms.toFixed(1)} ms last`);
+const baseline = row(BASELINE.name);
 for (const subject of SUBJECTS) {
   const target = subject.name.startsWith('node ') ? undefined : '≤ 1.1× (issue #17)';
   ratio(`${subject.name} vs node -e 0`, row(subject.name), baseline, target);

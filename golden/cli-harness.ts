@@ -85,3 +85,21 @@ export const NODE_REPO: Readonly<Record<string, string>> = {
     "import assert from 'node:assert/strict';\nimport { test } from 'node:test';\nimport { add } from '../src/math.js';\n\ntest('adds', () => {\n  assert.equal(add(2, 3), 5);\n});\n\ntest('adds negatives', () => {\n  assert.equal(add(-2, -3), -5);\n});\n",
   'README.md': '# golden\n',
 };
+
+/**
+ * `fn` over every item with at most `limit` running at once, results in the items' order. For
+ * tests that spawn the CLI many times: two at a time keeps both cores busy without the spawns
+ * starving each other (each still has its own timeout; nothing here depends on timing).
+ */
+export async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
