@@ -9,7 +9,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..');
-export const CLI = join(REPO_ROOT, 'packages/crustcore/dist/crustcore.js');
+/** The `crustcore` bin (package.json): answers help and the version itself, hands commands to CLI_ESM. */
+export const CLI = join(REPO_ROOT, 'packages/crustcore/dist/crustcore.cjs');
+/** The ES module CLI every command runs in (and what the bin hands over to). */
+export const CLI_ESM = join(REPO_ROOT, 'packages/crustcore/dist/crustcore.js');
 
 export function buildCli(): void {
   execFileSync(process.execPath, ['build.mjs'], { cwd: join(REPO_ROOT, 'packages/crustcore'), stdio: 'pipe' });

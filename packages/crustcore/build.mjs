@@ -1,14 +1,17 @@
-// Builds the CLI twice:
+// Builds the CLI three times:
 //  - dist/crustcore-nano.js: one bundled, minified file with the trusted core
 //    (kernel, ledger, confine, sandbox, verify, the runtime). The size gate
 //    measures it. Packs are not in it and nano refuses the commands that need
 //    them, so no second copy of the core can meet the first.
-//  - dist/crustcore.js (the `crustcore` bin, with its lazily loaded chunks in
-//    dist/chunks/): the CLI's own code bundled, every @crustcore package
-//    imported from its built dist, so the CLI and the packs
-//    it loads on demand (agent, workers, state, mcp, net, secrets) share one
-//    instance of each module — capabilities and receipts are class instances,
-//    and a second copy would not recognize the first's.
+//  - dist/crustcore.js (with its lazily loaded chunks in dist/chunks/): the
+//    CLI's own code bundled, every @crustcore package imported from its built
+//    dist, so the CLI and the packs it loads on demand (agent, workers, state,
+//    mcp, net, secrets) share one instance of each module — capabilities and
+//    receipts are class instances, and a second copy would not recognize the
+//    first's.
+//  - dist/crustcore.cjs (the `crustcore` bin): answers help, the version and
+//    mistyped names from the specs alone, and hands every command that runs
+//    to dist/crustcore.js.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -72,3 +75,18 @@ await build({
   external: ['@crustcore/*'],
   define: { CRUSTCORE_VERSION: JSON.stringify(pkg.version), 'globalThis.CRUSTCORE_NANO': 'false' },
 });
+
+// The bin users run: a CommonJS file, because Node starts one without its ES module loader (the
+// loader alone costs more than answering `--help`). It carries the specs, the help and the
+// terminal guard (@crustcore/safe-text, bundled: pure functions, no instance to share) and hands
+// every command that runs to dist/crustcore.js.
+const bin = await build({
+  ...common,
+  entryPoints: ['src/fast-start.ts'],
+  outfile: 'dist/crustcore.cjs',
+  format: 'cjs',
+  external: ['./crustcore.js'],
+  define: { CRUSTCORE_VERSION: JSON.stringify(pkg.version), 'globalThis.CRUSTCORE_NANO': 'false' },
+});
+// golden/cli-startup.test.ts reads what the bin bundles: the CLI's own start-up code and safe-text only.
+writeFileSync('dist/bin-meta.json', JSON.stringify(bin.metafile));

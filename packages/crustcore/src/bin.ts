@@ -5,6 +5,7 @@
  * terminal before the secrets pack's redactor has seen it.
  */
 
+import { exitQuietlyOnClosedPipe, isClosedPipe } from './cli/closed-pipe.js';
 import { loadCrashRedactor } from './cli/crash-redactor.js';
 import { ExitCode } from './cli/exit-codes.js';
 import { processIo, writeLine } from './cli/output.js';
@@ -12,15 +13,7 @@ import { main } from './main.js';
 
 const io = processIo();
 
-const isClosedPipe = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === 'EPIPE';
-
-// A reader that went away (`crustcore … | head -1`) is not an error: stop quietly with exit 0.
-// Writing a report to the closed pipe would fail again, and a handler that keeps writing spins.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error) => {
-    if (isClosedPipe(error)) process.exit(ExitCode.ok);
-  });
-}
+exitQuietlyOnClosedPipe();
 
 let reporting = false;
 

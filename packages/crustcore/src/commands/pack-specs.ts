@@ -85,3 +85,22 @@ export const mcpTokenSpec: CommandSpec = {
   summary: "show an MCP task's verified patch and print a one-time approval token bound to it",
   usage: 'crustcore mcp-token TASK [--state-dir DIR | --socket PATH] [--json]',
 };
+
+/** In the order `--help` lists them (pack-commands.ts pairs each with its loader, in this order). */
+export const PACK_SPECS: readonly CommandSpec[] = [
+  chatSpec,
+  secretSpec,
+  modelsSpec,
+  daemonSpec,
+  enqueueSpec,
+  statusSpec,
+  tasksSpec,
+  pauseSpec,
+  resumeSpec,
+  cancelSpec,
+  killSpec,
+  approveSpec,
+  denySpec,
+  mcpSpec,
+  mcpTokenSpec,
+];

@@ -55,3 +55,15 @@ export const doctorSpec: CommandSpec = {
   summary: 'check which sandbox backend works here, and how to fix it',
   usage: 'crustcore doctor [--json]',
 };
+
+/** In the order `--help` lists them (core-table.ts pairs each with its loader, in this order). */
+export const CORE_SPECS: readonly CommandSpec[] = [
+  demoSpec,
+  runSpec,
+  inspectSpec,
+  exportSpec,
+  diffSpec,
+  recoverSpec,
+  gcSpec,
+  doctorSpec,
+];
