@@ -1,9 +1,11 @@
 /**
  * CLI start-up (issue #17: "start-up ≤ 1.1× node"). Spawns the built CLI the
  * way a person runs it — `crustcore --version`, `--help`, `<cmd> --help`, an
- * unknown command — and crustcore-nano, each against `node -e 0` spawned in
+ * unknown command — through the bin (crustcore.cjs) and the ES module entry
+ * (crustcore.js), and crustcore-nano, each against `node -e 0` spawned in
  * the same rounds (see sampleInterleaved). An empty ES module
- * is the floor any ESM entry pays on top of `node -e 0` (the ESM loader).
+ * is the floor any ESM entry pays on top of `node -e 0` (the ESM loader); an
+ * empty CommonJS file the floor of the bin.
  * Peak RSS comes from the kernel's rusage of each child (python3 waits for it).
  *
  * `node --conditions=source --import tsx benches/startup.bench.ts [iterations]`
@@ -17,11 +19,14 @@ import { type BenchRow, ratio, report } from './harness.js';
 
 const ITERATIONS = Number(process.argv[2] ?? 24);
 const DIST = resolve(import.meta.dirname, '../packages/crustcore/dist');
-const FULL = join(DIST, 'crustcore.js');
+const BIN = join(DIST, 'crustcore.cjs');
+const ESM = join(DIST, 'crustcore.js');
 const NANO = join(DIST, 'crustcore-nano.js');
 const scratch = mkdtempSync(join(tmpdir(), 'crustcore-bench-startup-'));
 const EMPTY_MODULE = join(scratch, 'empty.mjs');
 writeFileSync(EMPTY_MODULE, '');
+const EMPTY_CJS = join(scratch, 'empty.cjs');
+writeFileSync(EMPTY_CJS, '');
 // A private home, so nothing the CLI might read at start-up comes from this machine's user.
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: scratch, CRUSTCORE_HOME: scratch, NO_COLOR: '1' };
 
@@ -36,12 +41,14 @@ const node = (...args: string[]): readonly [string, ...string[]] => [process.exe
 const BASELINE: Subject = { name: 'node -e 0', argv: node('-e', '0'), status: 0 };
 const SUBJECTS: readonly Subject[] = [
   { name: 'node empty.mjs (ESM floor)', argv: node(EMPTY_MODULE), status: 0 },
-  { name: 'crustcore --version', argv: node(FULL, '--version'), status: 0 },
-  { name: 'crustcore --help', argv: node(FULL, '--help'), status: 0 },
-  { name: 'crustcore run --help', argv: node(FULL, 'run', '--help'), status: 0 },
-  { name: 'crustcore chat --help', argv: node(FULL, 'chat', '--help'), status: 0 },
-  { name: 'crustcore daemon --help', argv: node(FULL, 'daemon', '--help'), status: 0 },
-  { name: 'crustcore rnu (unknown command)', argv: node(FULL, 'rnu'), status: 2 },
+  { name: 'node empty.cjs (CommonJS floor)', argv: node(EMPTY_CJS), status: 0 },
+  { name: 'crustcore --version', argv: node(BIN, '--version'), status: 0 },
+  { name: 'crustcore --help', argv: node(BIN, '--help'), status: 0 },
+  { name: 'crustcore run --help', argv: node(BIN, 'run', '--help'), status: 0 },
+  { name: 'crustcore daemon --help', argv: node(BIN, 'daemon', '--help'), status: 0 },
+  { name: 'crustcore rnu (unknown command)', argv: node(BIN, 'rnu'), status: 2 },
+  { name: 'crustcore.js --version (ESM entry)', argv: node(ESM, '--version'), status: 0 },
+  { name: 'crustcore.js --help (ESM entry)', argv: node(ESM, '--help'), status: 0 },
   { name: 'crustcore-nano --version', argv: node(NANO, '--version'), status: 0 },
   { name: 'crustcore-nano --help', argv: node(NANO, '--help'), status: 0 },
 ];

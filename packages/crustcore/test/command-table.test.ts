@@ -9,6 +9,8 @@ import type { LazyCommand } from '../src/cli/command.js';
 import { CORE_COMMANDS } from '../src/commands/core-table.js';
 import { CORE_COMMANDS as NANO_CORE_COMMANDS } from '../src/commands/core-table-eager.js';
 import { PACK_COMMANDS } from '../src/commands/pack-commands.js';
+import { PACK_SPECS } from '../src/commands/pack-specs.js';
+import { CORE_SPECS } from '../src/commands/specs.js';
 import { commandTable } from '../src/commands/table.js';
 
 const specOf = (c: { name: string; summary: string; usage: string }) => ({
@@ -41,5 +43,10 @@ describe('command table', () => {
     const [lazy, eager] = await Promise.all([load(CORE_COMMANDS), load(NANO_CORE_COMMANDS)]);
     expect(eager).toHaveLength(lazy.length);
     for (const [i, command] of eager.entries()) expect(command).toBe(lazy[i]);
+  });
+
+  it('the spec lists the bin answers help from are the table, in the same order', () => {
+    expect(CORE_SPECS.map(specOf)).toEqual(CORE_COMMANDS.map(specOf));
+    expect(PACK_SPECS.map(specOf)).toEqual(PACK_COMMANDS.map(specOf));
   });
 });
