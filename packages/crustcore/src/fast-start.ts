@@ -17,9 +17,9 @@ import { answerFromSpecs } from './help.js';
 const ES_MODULE_CLI = './crustcore.js';
 
 exitQuietlyOnClosedPipe();
-const answered = answerFromSpecs(process.argv.slice(2), processIo(), [...CORE_SPECS, ...PACK_SPECS]);
-if (answered === undefined) {
-  void import(ES_MODULE_CLI);
+const answer = answerFromSpecs(process.argv.slice(2), processIo(), [...CORE_SPECS, ...PACK_SPECS]);
+if (typeof answer === 'number') {
+  process.exitCode = answer;
 } else {
-  process.exitCode = answered;
+  void import(ES_MODULE_CLI);
 }

@@ -66,10 +66,14 @@ function unknownCommand(io: Io, name: string, commands: readonly CommandSpec[]):
 const commandHelp = (command: CommandSpec): string => `${command.summary}\n\nUsage: ${command.usage}`;
 
 /**
- * The answer when the arguments need no command to run (help, version, a command's --help, an
- * unknown name); undefined when they name a command to run.
+ * The answer (an exit code) when the arguments need no command to run — help, the version, a
+ * command's --help, an unknown name — or else the command they name, to run.
  */
-export function answerFromSpecs(argv: readonly string[], io: Io, commands: readonly CommandSpec[]): ExitCode | undefined {
+export function answerFromSpecs<C extends CommandSpec>(
+  argv: readonly string[],
+  io: Io,
+  commands: readonly C[],
+): ExitCode | C {
   const [first, ...rest] = argv;
   if (first === 'help' && rest[0] !== undefined) {
     // `crustcore help run` is `crustcore run --help`.
@@ -92,5 +96,5 @@ export function answerFromSpecs(argv: readonly string[], io: Io, commands: reado
     writeLine(io.stdout, commandHelp(command));
     return ExitCode.ok;
   }
-  return undefined;
+  return command;
 }

@@ -14,13 +14,8 @@ export { suggestCommands, VERSION } from './help.js';
 
 export async function main(argv: readonly string[], io: Io): Promise<ExitCode> {
   const commands = await commandTable();
-  const answered = answerFromSpecs(argv, io, commands);
-  if (answered !== undefined) return answered;
-  const [name, ...rest] = argv;
-  const command = commands.find((c) => c.name === name);
-  // answerFromSpecs answered every argv that names no command.
-  if (command === undefined) throw new Error(`no command ${String(name)}`);
-  return runCommand(command, rest, io);
+  const answer = answerFromSpecs(argv, io, commands);
+  return typeof answer === 'number' ? answer : runCommand(answer, argv.slice(1), io);
 }
 
 async function runCommand(command: LazyCommand, args: readonly string[], io: Io): Promise<ExitCode> {
