@@ -36,6 +36,14 @@ module.exports = {
       to: { path: '^packages/(?!kernel/)' },
     },
     {
+      name: 'safe-text-is-a-leaf',
+      comment:
+        'The character table and terminal guard import nothing (no node: module, no package): the CLI loads them at start-up, before any command, so they must not pull the verifier or a pack in.',
+      severity: 'error',
+      from: { path: '^packages/safe-text/src' },
+      to: { pathNot: '^packages/safe-text/src/' },
+    },
+    {
       name: 'only-the-runner-spawns',
       comment:
         'Only the sandbox process runner may import node:child_process. The exceptions are the workers bridge and the verify setup bridge, plain scripts that run only INSIDE a sandbox (they start the CLI or the setup command there).',

@@ -9,7 +9,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..');
-export const CLI = join(REPO_ROOT, 'packages/crustcore/dist/crustcore.js');
+/** The `crustcore` bin (package.json): answers help and the version itself, hands commands to CLI_ESM. */
+export const CLI = join(REPO_ROOT, 'packages/crustcore/dist/crustcore.cjs');
+/** The ES module CLI every command runs in (and what the bin hands over to). */
+export const CLI_ESM = join(REPO_ROOT, 'packages/crustcore/dist/crustcore.js');
 
 export function buildCli(): void {
   execFileSync(process.execPath, ['build.mjs'], { cwd: join(REPO_ROOT, 'packages/crustcore'), stdio: 'pipe' });
@@ -85,3 +88,21 @@ export const NODE_REPO: Readonly<Record<string, string>> = {
     "import assert from 'node:assert/strict';\nimport { test } from 'node:test';\nimport { add } from '../src/math.js';\n\ntest('adds', () => {\n  assert.equal(add(2, 3), 5);\n});\n\ntest('adds negatives', () => {\n  assert.equal(add(-2, -3), -5);\n});\n",
   'README.md': '# golden\n',
 };
+
+/**
+ * `fn` over every item with at most `limit` running at once, results in the items' order. For
+ * tests that spawn the CLI many times: two at a time keeps both cores busy without the spawns
+ * starving each other (each still has its own timeout; nothing here depends on timing).
+ */
+export async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

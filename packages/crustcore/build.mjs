@@ -1,14 +1,19 @@
-// Builds the CLI twice:
+// Builds the CLI three times:
 //  - dist/crustcore-nano.js: one bundled, minified file with the trusted core
 //    (kernel, ledger, confine, sandbox, verify, the runtime). The size gate
 //    measures it. Packs are not in it and nano refuses the commands that need
 //    them, so no second copy of the core can meet the first.
-//  - dist/crustcore.js (the `crustcore` bin): the CLI's own code bundled, every
-//    @crustcore package imported from its built dist, so the CLI and the packs
-//    it loads on demand (agent, workers, state, mcp, net, secrets) share one
-//    instance of each module — capabilities and receipts are class instances,
-//    and a second copy would not recognize the first's.
+//  - dist/crustcore.js (with its lazily loaded chunks in dist/chunks/): the
+//    CLI's own code bundled, every @crustcore package imported from its built
+//    dist, so the CLI and the packs it loads on demand (agent, workers, state,
+//    mcp, net, secrets) share one instance of each module — capabilities and
+//    receipts are class instances, and a second copy would not recognize the
+//    first's.
+//  - dist/crustcore.cjs (the `crustcore` bin): answers help, the version and
+//    mistyped names from the specs alone, and hands every command that runs
+//    to dist/crustcore.js.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
@@ -35,8 +40,22 @@ const common = {
   logLevel: 'warning',
 };
 
+// Nano is one file: there a lazily loaded module only adds esbuild's wrappers (to it and to
+// everything it imports), so nano imports up front what the full CLI loads on demand: each
+// module named here is replaced by its `-eager.ts` twin, which exports the same names.
+const EAGER_IN_NANO = /^\.\/(?:[\w-]+\/)*(?:core-table|crash-redactor)\.js$/;
+const eagerInNano = {
+  name: 'eager-in-nano',
+  setup(build) {
+    build.onResolve({ filter: EAGER_IN_NANO }, (args) => ({
+      path: join(args.resolveDir, args.path.replace(/\.js$/, '-eager.ts')),
+    }));
+  },
+};
+
 const nano = await build({
   ...common,
+  plugins: [eagerInNano],
   outfile: 'dist/crustcore-nano.js',
   conditions: ['source'],
   external: packs,
@@ -44,9 +63,30 @@ const nano = await build({
 });
 writeFileSync('dist/meta.json', JSON.stringify(nano.metafile));
 
+// Split into chunks: a command's module (and the @crustcore packages it imports) is its own
+// chunk, loaded only when the command runs, so `--help` and `--version` load one small file.
+// (A single file would hoist every package import to its top and load them all at start-up.)
 await build({
   ...common,
-  outfile: 'dist/crustcore.js',
+  entryPoints: { crustcore: 'src/bin.ts' },
+  outdir: 'dist',
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   external: ['@crustcore/*'],
   define: { CRUSTCORE_VERSION: JSON.stringify(pkg.version), 'globalThis.CRUSTCORE_NANO': 'false' },
 });
+
+// The bin users run: a CommonJS file, because Node starts one without its ES module loader (the
+// loader alone costs more than answering `--help`). It carries the specs, the help and the
+// terminal guard (@crustcore/safe-text, bundled: pure functions, no instance to share) and hands
+// every command that runs to dist/crustcore.js.
+const bin = await build({
+  ...common,
+  entryPoints: ['src/fast-start.ts'],
+  outfile: 'dist/crustcore.cjs',
+  format: 'cjs',
+  external: ['./crustcore.js'],
+  define: { CRUSTCORE_VERSION: JSON.stringify(pkg.version), 'globalThis.CRUSTCORE_NANO': 'false' },
+});
+// golden/cli-startup.test.ts reads what the bin bundles: the CLI's own start-up code and safe-text only.
+writeFileSync('dist/bin-meta.json', JSON.stringify(bin.metafile));

@@ -5,23 +5,15 @@
  * terminal before the secrets pack's redactor has seen it.
  */
 
-import { loadRuntimeRedactor } from '@crustcore/runtime';
+import { exitQuietlyOnClosedPipe, isClosedPipe } from './cli/closed-pipe.js';
+import { loadCrashRedactor } from './cli/crash-redactor.js';
 import { ExitCode } from './cli/exit-codes.js';
 import { processIo, writeLine } from './cli/output.js';
-import { crustcoreHome } from './cli/paths.js';
 import { main } from './main.js';
 
 const io = processIo();
 
-const isClosedPipe = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === 'EPIPE';
-
-// A reader that went away (`crustcore … | head -1`) is not an error: stop quietly with exit 0.
-// Writing a report to the closed pipe would fail again, and a handler that keeps writing spins.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error) => {
-    if (isClosedPipe(error)) process.exit(ExitCode.ok);
-  });
-}
+exitQuietlyOnClosedPipe();
 
 let reporting = false;
 
@@ -37,7 +29,7 @@ async function report(error: unknown): Promise<void> {
     // credential variables and (with a key file) the vault's secrets.
     text = secrets.formatRedactedError(error, new secrets.Redactor({}));
     try {
-      text = (await loadRuntimeRedactor(crustcoreHome(io.env), io.env)).redact(text);
+      text = (await loadCrashRedactor(io.env))(text);
     } catch {
       // Detector redaction already applied; keep it.
     }

@@ -3,6 +3,16 @@
  * kernel event in the ledger before acting, steps the kernel, performs the
  * returned actions through ports, and feeds outcomes back as events.
  */
+
+// The terminal guard lives in @crustcore/safe-text, a leaf the CLI can load at start-up alone.
+export {
+  guardOutput,
+  guardTerminalText,
+  hasHiddenCharacters,
+  sanitizeForTerminal,
+  sanitizeName,
+  unguarded,
+} from '@crustcore/safe-text';
 export { LedgerRecorder, type Redact } from './ledger-recorder.js';
 export {
   LedgerBusyError,
@@ -46,13 +56,5 @@ export {
   type TaskPorts,
   type TaskSpec,
 } from './task-loop.js';
-export {
-  guardOutput,
-  guardTerminalText,
-  hasHiddenCharacters,
-  sanitizeForTerminal,
-  sanitizeName,
-  unguarded,
-} from './terminal-text.js';
 export type { ModelUsage, ToolCallOutcome, ToolCallRequest, ToolExecution, ToolGate } from './tool-gate-types.js';
 export { VerifySession, type VerifySessionOptions } from './verify-session.js';

@@ -3,6 +3,23 @@
  * that mints VerifiedPatch, failure classifier, and the crash-safe apply journal.
  * See docs/backend-contract.md, docs/worktrees.md and docs/apply-journal.md.
  */
+
+// The character table and lossless decoding live in @crustcore/safe-text (a leaf the CLI loads at start-up).
+export {
+  CHARACTER_CONCERNS,
+  type CharacterConcern,
+  concernOf,
+  declaredNonUtf8Encoding,
+  decodeBytes,
+  type EscapedText,
+  type EscapeFormat,
+  type EscapeOptions,
+  escapeConcerns,
+  escapeForPerson,
+  escapeHiding,
+  HIDING_CONCERNS,
+  visibleEscape,
+} from '@crustcore/safe-text';
 export {
   type ApplyVerifiedOptions,
   applyVerifiedPatch,
@@ -146,20 +163,6 @@ export {
   type StoredPatch,
   savePatchRecord,
 } from './patch-store.js';
-export { declaredNonUtf8Encoding, decodeBytes } from './patch-view/bytes.js';
-export {
-  CHARACTER_CONCERNS,
-  type CharacterConcern,
-  concernOf,
-  type EscapedText,
-  type EscapeFormat,
-  type EscapeOptions,
-  escapeConcerns,
-  escapeForPerson,
-  escapeHiding,
-  HIDING_CONCERNS,
-  visibleEscape,
-} from './patch-view/characters.js';
 export {
   describeViewConcerns,
   type FileView,

@@ -18,8 +18,6 @@ export const CLIENT_OPTIONS = {
   json: { type: 'boolean', default: false },
 } as const;
 
-export const CLIENT_USAGE = '[--state-dir DIR | --socket PATH] [--json]';
-
 export function socketOf(io: Io, values: { readonly 'state-dir'?: string; readonly socket?: string }): string {
   if (values.socket !== undefined) return values.socket;
   return adminSocketPath(daemonStateDir(crustcoreHome(io.env), values['state-dir'], io.cwd));

@@ -4,7 +4,7 @@
  * document (or one JSON object per line for streams) on stdout.
  */
 import type { Writable } from 'node:stream';
-import { guardOutput } from '@crustcore/runtime';
+import { guardOutput } from '@crustcore/safe-text';
 
 export interface Style {
   readonly bold: (s: string) => string;
@@ -46,7 +46,7 @@ export interface Io {
 
 export function processIo(): Io {
   return {
-    // Every write of the CLI's own output is guarded (terminal-text.ts in @crustcore/runtime): no command can send the
+    // Every write of the CLI's own output is guarded (terminal-text.ts in @crustcore/safe-text): no command can send the
     // terminal a control, bidi or invisible character it did not mean to, whatever it forgot to sanitize.
     stdout: guardOutput(process.stdout),
     stderr: guardOutput(process.stderr),

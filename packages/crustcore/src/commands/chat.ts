@@ -39,9 +39,7 @@ import { renderApprovalPrompt } from '../render/approval-channel.js';
 import { humanNarrator } from '../render/narrator.js';
 import { chatSlashCommand } from './chat-commands.js';
 import { type AgentPack, CHAT_OPTIONS, type ChatContext, type ChatState } from './chat-context.js';
-
-const USAGE =
-  'crustcore chat [--dir DIR] [--verify ARGV] [--model PROVIDER/MODEL] [--models-config FILE] [--replay FILE] [--resume [ID|latest]] [--approve ask|auto|deny] [--thinking LEVEL] [--apply]';
+import { chatSpec } from './pack-specs.js';
 
 /** Bound on requests waiting while the agent works. */
 const MAX_QUEUED = 20;
@@ -432,9 +430,7 @@ async function loadAgentPack(): Promise<AgentPack> {
 }
 
 export const chatCommand: Command = {
-  name: 'chat',
-  summary: 'talk with the native coding agent; every change is verified in a sandbox before it lands',
-  usage: USAGE,
+  ...chatSpec,
   async run(args, io) {
     const parsed = await parseChatOptions(args, io);
     const agent = await loadAgentPack();

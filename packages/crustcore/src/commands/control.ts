@@ -13,11 +13,12 @@
 import { parseArgs } from 'node:util';
 import type { Json } from '@crustcore/kernel';
 import { escapeForPerson } from '@crustcore/verify';
-import { type Command, UsageError } from '../cli/command.js';
-import { askDaemon, asList, asRecord, CLIENT_OPTIONS, CLIENT_USAGE, socketOf, text } from '../cli/daemon-client.js';
+import { type Command, type CommandSpec, UsageError } from '../cli/command.js';
+import { askDaemon, asList, asRecord, CLIENT_OPTIONS, socketOf, text } from '../cli/daemon-client.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { colorDiffLine, seeWholePatch } from '../render/approval-channel.js';
+import { approveSpec, cancelSpec, denySpec, killSpec, pauseSpec, resumeSpec } from './pack-specs.js';
 
 function idArgument(positionals: readonly string[], name: string): string {
   const [id, ...extra] = positionals;
@@ -25,11 +26,9 @@ function idArgument(positionals: readonly string[], name: string): string {
   return id;
 }
 
-function simple(name: 'pause' | 'resume', summary: string): Command {
+function simple(spec: CommandSpec, name: 'pause' | 'resume'): Command {
   return {
-    name,
-    summary,
-    usage: `crustcore ${name} ${CLIENT_USAGE}`,
+    ...spec,
     async run(args, io) {
       const { values } = parseArgs({ args: [...args], options: CLIENT_OPTIONS, strict: true });
       const json = values.json === true;
@@ -42,11 +41,9 @@ function simple(name: 'pause' | 'resume', summary: string): Command {
   };
 }
 
-function stopping(name: 'cancel' | 'kill', summary: string): Command {
+function stopping(spec: CommandSpec, name: 'cancel' | 'kill'): Command {
   return {
-    name,
-    summary,
-    usage: `crustcore ${name} ID ${CLIENT_USAGE}`,
+    ...spec,
     async run(args, io) {
       const { values, positionals } = parseArgs({
         args: [...args],
@@ -99,11 +96,9 @@ function printApproval(io: Io, approval: Record<string, Json>): void {
   }
 }
 
-function answering(name: 'approve' | 'deny', summary: string): Command {
+function answering(spec: CommandSpec, name: 'approve' | 'deny'): Command {
   return {
-    name,
-    summary,
-    usage: `crustcore ${name} ID ${CLIENT_USAGE}`,
+    ...spec,
     async run(args, io) {
       const { values, positionals } = parseArgs({
         args: [...args],
@@ -148,12 +143,9 @@ function answering(name: 'approve' | 'deny', summary: string): Command {
   };
 }
 
-export const pauseCommand = simple('pause', 'stop the daemon claiming new tasks (running tasks continue)');
-export const resumeCommand = simple('resume', 'let a paused daemon claim tasks again');
-export const cancelCommand = stopping(
-  'cancel',
-  'cancel a task: dropped if queued, stopped at its next safe point if running',
-);
-export const killCommand = stopping('kill', 'kill a task now (its lease becomes void)');
-export const approveCommand = answering('approve', "show a task's pending approval and grant exactly that one");
-export const denyCommand = answering('deny', "deny a task's pending approval");
+export const pauseCommand = simple(pauseSpec, 'pause');
+export const resumeCommand = simple(resumeSpec, 'resume');
+export const cancelCommand = stopping(cancelSpec, 'cancel');
+export const killCommand = stopping(killSpec, 'kill');
+export const approveCommand = answering(approveSpec, 'approve');
+export const denyCommand = answering(denySpec, 'deny');

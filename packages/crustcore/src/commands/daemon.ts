@@ -31,6 +31,7 @@ import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
 import { loadPackBackend } from './pack-backends.js';
+import { daemonSpec } from './pack-specs.js';
 
 /** The daemon builds pack backends as `crustcore run --backend` does. */
 const loadDaemonBackend: BackendLoader = (request) =>
@@ -43,9 +44,6 @@ const loadDaemonBackend: BackendLoader = (request) =>
     home: request.home,
     options: request.model === undefined ? {} : { model: request.model },
   });
-
-const USAGE =
-  'crustcore daemon [--database-url URL] [--state-dir DIR] [--workers N] [--owner NAME] [--lease-ms N] [--poll-ms N] [--approval-timeout SECONDS] [--json]';
 
 function intOption(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
@@ -128,9 +126,7 @@ function parseDaemonArgs(args: readonly string[], io: Io, home: string): DaemonA
 }
 
 export const daemonCommand: Command = {
-  name: 'daemon',
-  summary: 'run the task supervisor: claim queued tasks from the state plane, run, heartbeat and settle them',
-  usage: USAGE,
+  ...daemonSpec,
   async run(args, io) {
     const home = crustcoreHome(io.env);
     const options = parseDaemonArgs(args, io, home);

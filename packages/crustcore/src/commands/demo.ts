@@ -20,13 +20,10 @@ import { SAMPLE_FILES, SCRIPTED_EDITS } from '../demo/sample-repo.js';
 import { ScriptedBackend } from '../demo/scripted-backend.js';
 import { approvalChannel } from '../render/approval-channel.js';
 import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../render/narrator.js';
-
-const USAGE = 'crustcore demo [--agent scripted|native] [--json | --output-format stream-json]';
+import { demoSpec } from './specs.js';
 
 export const demoCommand: Command = {
-  name: 'demo',
-  summary: 'watch a verified task end to end on a sample repository (no API key needed)',
-  usage: USAGE,
+  ...demoSpec,
   async run(args, io) {
     const { values } = parseArgs({
       args: [...args],

@@ -18,11 +18,10 @@ import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { writeLine } from '../cli/output.js';
 import { colorDiffLine } from '../render/approval-channel.js';
+import { diffSpec } from './specs.js';
 
 export const diffCommand: Command = {
-  name: 'diff',
-  summary: "show or export a task's patch (git apply accepts the export)",
-  usage: 'crustcore diff TASK [--export FILE] [--stat] [--json] [--home DIR]',
+  ...diffSpec,
   run: async (args, io) => {
     const { values, positionals } = parseArgs({
       args: [...args],

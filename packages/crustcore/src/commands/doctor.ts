@@ -7,6 +7,7 @@ import { type BackendStatus, probeSandbox, type SandboxProbe } from '@crustcore/
 import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
+import { doctorSpec } from './specs.js';
 
 function describeBackend(io: Io, status: BackendStatus, extra: string): void {
   const mark = status.works ? io.out.green('ok  ') : io.out.red('FAIL');
@@ -75,9 +76,7 @@ function printWorkers(io: Io, workers: readonly WorkerCliReport[]): void {
 }
 
 export const doctorCommand: Command = {
-  name: 'doctor',
-  summary: 'check which sandbox backend works here, and how to fix it',
-  usage: 'crustcore doctor [--json]',
+  ...doctorSpec,
   async run(args, io) {
     let json: boolean;
     try {

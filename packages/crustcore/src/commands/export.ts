@@ -11,11 +11,10 @@ import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { writeLine } from '../cli/output.js';
 import { ledgerPaths, withDefaultDir } from './inspect.js';
+import { exportSpec } from './specs.js';
 
 export const exportCommand: Command = {
-  name: 'export',
-  summary: 'write a ledger as JSON lines (one frame per line, hashes kept)',
-  usage: 'crustcore export [--dir DIR | --log FILE] --format jsonl [--redacted]',
+  ...exportSpec,
   run: async (args, io) => {
     const { values } = parseArgs({
       args: [...args],

@@ -8,11 +8,10 @@ import { crustcoreHome, gcWorktrees } from '@crustcore/verify';
 import type { Command } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { writeLine } from '../cli/output.js';
+import { gcSpec } from './specs.js';
 
 export const gcCommand: Command = {
-  name: 'gc',
-  summary: 'remove worktrees left by crashed or killed runs',
-  usage: 'crustcore gc [--home DIR] [--json]',
+  ...gcSpec,
   run: async (args, io) => {
     const { values } = parseArgs({
       args: [...args],

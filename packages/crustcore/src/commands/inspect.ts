@@ -26,6 +26,7 @@ import { ExitCode, INSPECT_EXIT, INSPECT_MIRROR_MISMATCH } from '../cli/exit-cod
 import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome, currentProjectDir } from '../cli/paths.js';
 import type { MirrorCheck } from './inspect-mirror.js';
+import { inspectSpec } from './specs.js';
 
 /** Default state directory when neither --dir nor --log is given. */
 export const DEFAULT_STATE_DIR = '.crustcore-state';
@@ -140,10 +141,7 @@ async function mirrorCheck(
 }
 
 export const inspectCommand: Command = {
-  name: 'inspect',
-  summary: "check a ledger (chain, head, receipts, artifacts, replay) and tell each task's story",
-  usage:
-    'crustcore inspect [--dir DIR | --log FILE] [--task ID] [--replay] [--json] [--key FILE] [--database-url URL | --state-dir DIR]',
+  ...inspectSpec,
   run: async (args, io) => {
     const { values } = parseArgs({
       args: [...args],

@@ -39,6 +39,7 @@ import { requireFullBuild } from '../cli/edition.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
+import { mcpSpec, mcpTokenSpec } from './pack-specs.js';
 
 declare const CRUSTCORE_VERSION: string;
 const VERSION: string = typeof CRUSTCORE_VERSION === 'string' ? CRUSTCORE_VERSION : '0.0.0-dev';
@@ -105,11 +106,7 @@ function adminHandler(
 }
 
 export const mcpCommand: Command = {
-  name: 'mcp',
-  summary:
-    'serve the CrustCore MCP tools on stdio (create_task, stage_diff, verify, status, diff, approve, apply, export)',
-  usage:
-    'crustcore mcp [--dir REPO]... [--verify ARGV] [--database-url URL | --ephemeral] [--state-dir DIR] [--verify-timeout SECONDS]',
+  ...mcpSpec,
   async run(args, io) {
     const { values } = parseArgs({
       args: [...args],
@@ -291,9 +288,7 @@ function printGrant(io: Io, grant: Record<string, Json>): void {
 }
 
 export const mcpTokenCommand: Command = {
-  name: 'mcp-token',
-  summary: "show an MCP task's verified patch and print a one-time approval token bound to it",
-  usage: 'crustcore mcp-token TASK [--state-dir DIR | --socket PATH] [--json]',
+  ...mcpTokenSpec,
   async run(args, io) {
     const { values, positionals } = parseArgs({
       args: [...args],

@@ -17,13 +17,12 @@ import { UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
+import { modelsSpec } from './pack-specs.js';
 
 export interface ModelsCommandDependencies {
   /** Maps a key handle's NAME to its secret; undefined when the secret store has none. */
   readonly resolveKey?: (name: string) => KeySource | undefined;
 }
-
-const USAGE = 'crustcore models [--config FILE] [--probe] [--json]';
 
 /** Vault (when a key file opens it without a prompt), else the environment. */
 function hostKeys(io: Io): (name: string) => KeySource | undefined {
@@ -100,9 +99,7 @@ function humanReport(
 
 export function createModelsCommand(dependencies: ModelsCommandDependencies = {}): Command {
   return {
-    name: 'models',
-    summary: 'list the model registry; --probe asks each endpoint what it serves',
-    usage: USAGE,
+    ...modelsSpec,
     run: async (args: readonly string[], io: Io): Promise<ExitCode> => {
       const { values, positionals } = parseArgs({
         args: [...args],

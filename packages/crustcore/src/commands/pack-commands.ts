@@ -1,31 +1,45 @@
 /**
  * Commands that need a pack (agent, secrets, net, state, mcp). Loaded only by
- * the full crustcore; the nano build never sees this module.
+ * the full crustcore; the nano build never sees this module. Like the core
+ * table, a row is a spec and a loader: the pack loads when the command runs.
  */
-import type { Command } from '../cli/command.js';
-import { chatCommand } from './chat.js';
-import { approveCommand, cancelCommand, denyCommand, killCommand, pauseCommand, resumeCommand } from './control.js';
-import { daemonCommand } from './daemon.js';
-import { mcpCommand, mcpTokenCommand } from './mcp.js';
-import { modelsCommand } from './models.js';
-import { secretCommand } from './secret.js';
-import { statusCommand } from './status.js';
-import { enqueueCommand, tasksCommand } from './tasks.js';
+import type { LazyCommand } from '../cli/command.js';
+import {
+  approveSpec,
+  cancelSpec,
+  chatSpec,
+  daemonSpec,
+  denySpec,
+  enqueueSpec,
+  killSpec,
+  mcpSpec,
+  mcpTokenSpec,
+  modelsSpec,
+  pauseSpec,
+  resumeSpec,
+  secretSpec,
+  statusSpec,
+  tasksSpec,
+} from './pack-specs.js';
 
-export const PACK_COMMANDS: readonly Command[] = [
-  chatCommand,
-  secretCommand,
-  modelsCommand,
-  daemonCommand,
-  enqueueCommand,
-  statusCommand,
-  tasksCommand,
-  pauseCommand,
-  resumeCommand,
-  cancelCommand,
-  killCommand,
-  approveCommand,
-  denyCommand,
-  mcpCommand,
-  mcpTokenCommand,
+const control = async () => import('./control.js');
+const tasks = async () => import('./tasks.js');
+const mcp = async () => import('./mcp.js');
+
+export const PACK_COMMANDS: readonly LazyCommand[] = [
+  { ...chatSpec, load: async () => (await import('./chat.js')).chatCommand },
+  { ...secretSpec, load: async () => (await import('./secret.js')).secretCommand },
+  { ...modelsSpec, load: async () => (await import('./models.js')).modelsCommand },
+  { ...daemonSpec, load: async () => (await import('./daemon.js')).daemonCommand },
+  { ...enqueueSpec, load: async () => (await tasks()).enqueueCommand },
+  { ...statusSpec, load: async () => (await import('./status.js')).statusCommand },
+  { ...tasksSpec, load: async () => (await tasks()).tasksCommand },
+  { ...pauseSpec, load: async () => (await control()).pauseCommand },
+  { ...resumeSpec, load: async () => (await control()).resumeCommand },
+  { ...cancelSpec, load: async () => (await control()).cancelCommand },
+  { ...killSpec, load: async () => (await control()).killCommand },
+  { ...approveSpec, load: async () => (await control()).approveCommand },
+  { ...denySpec, load: async () => (await control()).denyCommand },
+  { ...mcpSpec, load: async () => (await mcp()).mcpCommand },
+  { ...mcpTokenSpec, load: async () => (await mcp()).mcpTokenCommand },
 ];

@@ -9,11 +9,10 @@ import { crustcoreHome, journalDir, recoverJournals } from '@crustcore/verify';
 import type { Command } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { writeLine } from '../cli/output.js';
+import { recoverSpec } from './specs.js';
 
 export const recoverCommand: Command = {
-  name: 'recover',
-  summary: 'roll back applies interrupted by a crash (idempotent)',
-  usage: 'crustcore recover [--home DIR | --journal DIR] [--json]',
+  ...recoverSpec,
   run: async (args, io) => {
     const { values } = parseArgs({
       args: [...args],

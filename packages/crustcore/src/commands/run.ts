@@ -29,9 +29,7 @@ import { crustcoreHome } from '../cli/paths.js';
 import { approvalChannel } from '../render/approval-channel.js';
 import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../render/narrator.js';
 import { loadPackBackend, PACK_BACKENDS } from './pack-backends.js';
-
-const USAGE =
-  'crustcore run --dir DIR --goal TEXT [--verify ARGV] [--worker ARGV | --backend NAME] [--approve auto|ask|deny] [--commit] [--max-revisits N] [--timeout SECONDS] [--profile readonly|supervised|full] [--ref REF] [--setup ARGV] [--allow-install-scripts] [--no-environment] [--json | --output-format text|json|stream-json]\n       native agent: [--model PROVIDER/MODEL] [--models-config FILE] [--thinking off|low|medium|high] [--max-turns N] [--resume ID|latest] [--replay FILE] [--record FILE]';
+import { runSpec } from './specs.js';
 
 export const EXIT_FOR_OUTCOME: Readonly<Record<TaskOutcomeKind, ExitCode>> = {
   completed: ExitCode.ok,
@@ -97,10 +95,7 @@ function argvOption(name: string, text: string): Argv {
 }
 
 export const runCommand: Command = {
-  name: 'run',
-  summary:
-    'run one task: a backend proposes a patch, CrustCore verifies it in a sandbox, then applies it with approval',
-  usage: USAGE,
+  ...runSpec,
   async run(args, io) {
     const { values } = parseArgs({
       args: [...args],

@@ -19,8 +19,7 @@ import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
-
-const USAGE = 'crustcore secret set NAME [--label TEXT] | list [--json] | rm NAME   [--vault PATH]';
+import { secretSpec } from './pack-specs.js';
 
 type SecretsPack = typeof import('@crustcore/secrets');
 
@@ -191,9 +190,7 @@ async function listSecrets(pack: SecretsPack, io: Io, vault: FileVault, json: bo
 }
 
 export const secretCommand: Command = {
-  name: 'secret',
-  summary: 'store, list or remove secrets in the encrypted vault (values never on the command line)',
-  usage: USAGE,
+  ...secretSpec,
   async run(args, io) {
     const parsed = parse(args, io);
     const pack: SecretsPack = await import('@crustcore/secrets');

@@ -4,14 +4,13 @@
  */
 import { parseArgs } from 'node:util';
 import type { Command } from '../cli/command.js';
-import { askDaemon, asList, asRecord, CLIENT_OPTIONS, CLIENT_USAGE, socketOf, text } from '../cli/daemon-client.js';
+import { askDaemon, asList, asRecord, CLIENT_OPTIONS, socketOf, text } from '../cli/daemon-client.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { writeLine } from '../cli/output.js';
+import { statusSpec } from './pack-specs.js';
 
 export const statusCommand: Command = {
-  name: 'status',
-  summary: 'show what the daemon is doing (running jobs, approvals waiting, queue counts)',
-  usage: `crustcore status ${CLIENT_USAGE}`,
+  ...statusSpec,
   async run(args, io) {
     const { values } = parseArgs({ args: [...args], options: CLIENT_OPTIONS, strict: true });
     const json = values.json === true;

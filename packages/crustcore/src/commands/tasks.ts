@@ -28,22 +28,11 @@ import {
 import type { Json } from '@crustcore/kernel';
 import { type Argv, splitArgv } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
-import {
-  type AdminAnswer,
-  askDaemon,
-  asList,
-  asRecord,
-  CLIENT_OPTIONS,
-  CLIENT_USAGE,
-  socketOf,
-  text,
-} from '../cli/daemon-client.js';
+import { type AdminAnswer, askDaemon, asList, asRecord, CLIENT_OPTIONS, socketOf, text } from '../cli/daemon-client.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
-
-const ADD_USAGE = `crustcore tasks add --dir DIR --goal TEXT (--worker ARGV | --backend codex|claude|native [--model M]) [--verify ARGV] [--approve auto|ask|deny] [--max-revisits N] [--timeout SECONDS] [--database-url URL] ${CLIENT_USAGE}`;
-const LIST_USAGE = `crustcore tasks [list] [--limit N] [--database-url URL] ${CLIENT_USAGE}`;
+import { enqueueSpec, tasksSpec } from './pack-specs.js';
 
 function argvOption(name: string, value: string): Argv {
   const split = splitArgv(value);
@@ -215,9 +204,7 @@ async function listTasks(args: readonly string[], io: Io): Promise<ExitCode> {
 }
 
 export const tasksCommand: Command = {
-  name: 'tasks',
-  summary: "list the daemon's tasks, or queue one (tasks add)",
-  usage: `${LIST_USAGE}\n       ${ADD_USAGE}`,
+  ...tasksSpec,
   run(args, io) {
     const [sub, ...rest] = args;
     if (sub === 'add') return addTask(rest, io);
@@ -227,8 +214,6 @@ export const tasksCommand: Command = {
 };
 
 export const enqueueCommand: Command = {
-  name: 'enqueue',
-  summary: 'queue a task for the daemon (same as tasks add)',
-  usage: ADD_USAGE.replace('crustcore tasks add', 'crustcore enqueue'),
+  ...enqueueSpec,
   run: (args, io) => addTask(args, io),
 };

@@ -1,15 +1,20 @@
 /**
  * What a person is shown of a patch: the exact bytes, made readable and never
  * lying. Invalid UTF-8 bytes appear as `\x{HH}`, every concerning character
- * (characters.ts) as `\u{…}`, file names the same way (decoded from git's
+ * (characters.ts in @crustcore/safe-text) as `\u{…}`, file names the same way (decoded from git's
  * quoting), binary hunks as one line that says what is not shown. What was
  * escaped is counted per file, so surfaces can warn and the verifier can
  * raise the `hidden-content` risk for it.
  */
 
+import {
+  byteOrderMark,
+  type CharacterConcern,
+  declaredNonUtf8Encoding,
+  decodeBytes,
+  escapeConcerns,
+} from '@crustcore/safe-text';
 import { RISK_SEVERITY, type Risk } from '../risk.js';
-import { byteOrderMark, declaredNonUtf8Encoding, decodeBytes } from './bytes.js';
-import { type CharacterConcern, escapeConcerns } from './characters.js';
 
 export type ViewConcern =
   | CharacterConcern

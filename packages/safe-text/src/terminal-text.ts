@@ -1,8 +1,7 @@
 /**
  * Makes untrusted text (diffs, model output, test logs) safe to print on a
- * terminal. The characters that matter are one table in @crustcore/verify
- * (characters.ts), shared with the patch view and the verifier's
- * `hidden-content` risk, so what a surface escapes and what needs a person
+ * terminal. The characters that matter are one table (characters.ts), shared
+ * with the patch view and the verifier's `hidden-content` risk, so what a surface escapes and what needs a person
  * cannot disagree.
  * - `sanitizeForTerminal` (chat, logs, summaries) escapes what can hide or
  *   reorder text: controls and escape sequences, characters some languages
@@ -13,8 +12,16 @@
  *   stdout and stderr passes through it, so a command that forgot to sanitize
  *   still cannot send the terminal a control it did not mean to.
  */
-import type { Writable } from 'node:stream';
-import { decodeBytes, escapeConcerns, escapeForPerson, escapeHiding, HIDING_CONCERNS } from '@crustcore/verify';
+import { decodeBytes } from './bytes.js';
+import { escapeConcerns, escapeForPerson, escapeHiding, HIDING_CONCERNS } from './characters.js';
+
+/**
+ * What the guard wraps: anything with a stream's `write` (a node Writable). Structural, so this
+ * package needs no node: module, not even its types.
+ */
+export interface TextSink {
+  write(chunk: never, ...rest: never[]): boolean;
+}
 
 export const sanitizeForTerminal = (text: string): string => escapeHiding(text);
 
@@ -51,12 +58,12 @@ const UNGUARDED = Symbol('crustcore.unguarded');
  * with escape sequences of its own, and text it echoes is what the person typed. Everything else
  * writes through the guard.
  */
-export function unguarded<T extends Writable>(stream: T): T {
+export function unguarded<T extends TextSink>(stream: T): T {
   return ((stream as unknown as Record<symbol, unknown>)[UNGUARDED] as T | undefined) ?? stream;
 }
 
 /** The stream with every write guarded; everything else (isTTY, events, columns) is the stream's own. */
-export function guardOutput<T extends Writable>(stream: T): T {
+export function guardOutput<T extends TextSink>(stream: T): T {
   const write = (chunk: unknown, ...rest: unknown[]): boolean => {
     const text =
       typeof chunk === 'string' ? chunk : chunk instanceof Uint8Array ? decodeBytes(chunk).text : String(chunk);

@@ -1,0 +1,147 @@
+/**
+ * Start-up loads nothing it does not need (issue #17): `--help`, `--version`,
+ * `help <command>`, every `<command> --help` and a mistyped name are answered
+ * from the CLI's own files and the terminal guard (@crustcore/safe-text) alone
+ * — no command module, no verifier, runtime or pack. Both entries: the bin
+ * (crustcore.cjs, one CommonJS file; its bundle may hold nothing but the CLI's
+ * start-up code and safe-text) and the ES module CLI (crustcore.js, whose
+ * lazy command table must load no command to answer). Every module the
+ * process resolves is recorded by an ES module hook (registered with --import)
+ * and a CommonJS one (Module._resolveFilename, with --require), so a package
+ * pulled in at start-up would show. Controls: the same hooks see the verifier
+ * load when `gc` runs and the daemon client when `status` runs, through the bin.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildCli, CLI, CLI_ESM, makeRepo, mapBounded, REPO_ROOT, type Sandbox } from './cli-harness.js';
+
+let box: Sandbox;
+beforeAll(() => {
+  buildCli();
+  box = makeRepo({ 'a.txt': 'a\n' });
+}, 60_000);
+
+const HOOKS = `
+import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  if (resolved.url.startsWith('file:')) appendFileSync(process.env.LOAD_TRACE, resolved.url + '\\n');
+  return resolved;
+}`;
+const REGISTER = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)});`;
+const REQUIRE_HOOK = `
+const Module = require('node:module');
+const { appendFileSync } = require('node:fs');
+const { pathToFileURL } = require('node:url');
+const resolveFilename = Module._resolveFilename;
+Module._resolveFilename = function (...args) {
+  const path = resolveFilename.apply(this, args);
+  if (path.startsWith('/')) appendFileSync(process.env.LOAD_TRACE, pathToFileURL(path).href + '\\n');
+  return path;
+};`;
+
+interface Traced {
+  readonly status: number | null;
+  readonly stdout: string;
+  /** Every file the process loaded, relative to the repository, with chunk hashes cut. */
+  readonly loaded: readonly string[];
+}
+
+async function traced(args: readonly string[], entry = CLI): Promise<Traced> {
+  const dir = mkdtempSync(join(box.root, 'trace-'));
+  const trace = join(dir, 'loads.txt');
+  writeFileSync(trace, '');
+  const requireHook = join(dir, 'require-hook.cjs');
+  writeFileSync(requireHook, REQUIRE_HOOK);
+  const esmHook = `data:text/javascript,${encodeURIComponent(REGISTER)}`;
+  const argv = ['--require', requireHook, '--import', esmHook, entry, ...args];
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: box.root, CRUSTCORE_HOME: box.home, NO_COLOR: '1' };
+  const { status, stdout } = await new Promise<{ status: number | null; stdout: string }>((done) => {
+    const child = execFile(
+      process.execPath,
+      argv,
+      { cwd: box.repo, encoding: 'utf8', env: { ...env, LOAD_TRACE: trace }, timeout: 120_000 },
+      (_error, out) => done({ status: child.exitCode, stdout: out }),
+    );
+    child.stdin?.end();
+  });
+  const loaded = readFileSync(trace, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((url) => relative(REPO_ROOT, new URL(url).pathname).replace(/-[A-Z0-9]{8}\.js$/, '.js'))
+    .filter((path) => path !== relative(REPO_ROOT, requireHook));
+  return { status, stdout, loaded: [...new Set(loaded)] };
+}
+
+/** What start-up may load: the CLI's entry and chunks, and the terminal guard. */
+const allowedAtStartUp = (path: string): boolean =>
+  path.startsWith('packages/crustcore/dist/') || path === 'packages/safe-text/dist/index.js';
+
+const NO_COMMAND_MODULE =
+  /\/chunks\/(demo|run|inspect|export|diff|recover|gc|doctor|chat|secret|models|daemon|status|tasks|control|mcp)\.js$/;
+
+const ENTRIES = [
+  ['the bin (crustcore.cjs)', CLI],
+  ['the ES module CLI (crustcore.js)', CLI_ESM],
+] as const;
+
+describe.each(ENTRIES)('start-up of %s loads only its own files and the terminal guard', (_label, entry) => {
+  it('--help, --version, -v, help <command>, no arguments and a mistyped name', async () => {
+    const cases = [['--help'], ['--version'], ['-v'], ['help', 'run'], ['rnu'], []];
+    for (const [args, run] of await mapBounded(cases, 2, async (args) => [args, await traced(args, entry)] as const)) {
+      expect(run.status, args.join(' ')).toBe(args[0] === 'rnu' ? 2 : 0);
+      // The hooks saw the entry itself load: the trace is live for this entry's kind of module.
+      expect(run.loaded, args.join(' ')).toContain(relative(REPO_ROOT, entry));
+      expect(
+        run.loaded.filter((p) => !allowedAtStartUp(p) || NO_COMMAND_MODULE.test(p)),
+        args.join(' '),
+      ).toEqual([]);
+    }
+  });
+
+  it('every command answering --help loads neither its module nor a package', async () => {
+    const names = [...(await traced(['--help'], entry)).stdout.matchAll(/^ {2}(\S+) {2,}/gm)].map(
+      (m) => m[1] as string,
+    );
+    expect(names.length).toBeGreaterThan(10);
+    const runs = await mapBounded(names, 2, async (name) => [name, await traced([name, '--help'], entry)] as const);
+    for (const [name, run] of runs) {
+      expect(run.status, name).toBe(0);
+      expect(run.stdout, name).toContain(`Usage: crustcore ${name}`);
+      expect(
+        run.loaded.filter((p) => !allowedAtStartUp(p) || NO_COMMAND_MODULE.test(p)),
+        name,
+      ).toEqual([]);
+    }
+  }, 600_000);
+});
+
+describe('what start-up carries', () => {
+  it('the bin bundles only the CLI start-up code and safe-text (esbuild metafile of crustcore.cjs)', () => {
+    const meta = JSON.parse(readFileSync(join(REPO_ROOT, 'packages/crustcore/dist/bin-meta.json'), 'utf8')) as {
+      inputs: Record<string, unknown>;
+    };
+    const inputs = Object.keys(meta.inputs);
+    expect(inputs).toContain('src/fast-start.ts');
+    expect(
+      inputs.filter((p) => !/^(src\/(cli|commands)\/[\w-]+\.ts|src\/[\w-]+\.ts|\.\.\/safe-text\/.+)$/.test(p)),
+    ).toEqual([]);
+    expect(inputs.filter((p) => /^src\/commands\//.test(p) && !/\/(pack-)?specs\.ts$/.test(p))).toEqual([]);
+    expect(inputs.filter((p) => /^src\/[\w-]+\.ts$/.test(p)).sort()).toEqual(['src/fast-start.ts', 'src/help.ts']);
+  });
+
+  it('the ES module CLI answers start-up with safe-text loaded (the ES module hook sees packages)', async () => {
+    expect((await traced(['--help'], CLI_ESM)).loaded).toContain('packages/safe-text/dist/index.js');
+  });
+
+  it('control: through the bin, the hooks see what a running command loads (gc: the verifier; status: the daemon client)', async () => {
+    const gc = await traced(['gc', '--json']);
+    expect(gc.status).toBe(0);
+    expect(gc.loaded).toContain('packages/verify/dist/index.js');
+    expect(gc.loaded.some((p) => p.endsWith('/chunks/gc.js'))).toBe(true);
+    const status = await traced(['status', '--json']);
+    expect(status.loaded).toContain('packages/daemon/dist/index.js');
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * Names, summaries and usage of the commands that need a pack (agent,
+ * secrets, state, mcp, the daemon). Strings only, like specs.ts; the nano
+ * build never sees this module.
+ */
+import type { CommandSpec } from '../cli/command.js';
+
+/** The options every daemon client command accepts (cli/daemon-client.ts parses them). */
+export const CLIENT_USAGE = '[--state-dir DIR | --socket PATH] [--json]';
+
+const ADD_USAGE = `crustcore tasks add --dir DIR --goal TEXT (--worker ARGV | --backend codex|claude|native [--model M]) [--verify ARGV] [--approve auto|ask|deny] [--max-revisits N] [--timeout SECONDS] [--database-url URL] ${CLIENT_USAGE}`;
+const LIST_USAGE = `crustcore tasks [list] [--limit N] [--database-url URL] ${CLIENT_USAGE}`;
+
+export const chatSpec: CommandSpec = {
+  name: 'chat',
+  summary: 'talk with the native coding agent; every change is verified in a sandbox before it lands',
+  usage:
+    'crustcore chat [--dir DIR] [--verify ARGV] [--model PROVIDER/MODEL] [--models-config FILE] [--replay FILE] [--resume [ID|latest]] [--approve ask|auto|deny] [--thinking LEVEL] [--apply]',
+};
+
+export const secretSpec: CommandSpec = {
+  name: 'secret',
+  summary: 'store, list or remove secrets in the encrypted vault (values never on the command line)',
+  usage: 'crustcore secret set NAME [--label TEXT] | list [--json] | rm NAME   [--vault PATH]',
+};
+
+export const modelsSpec: CommandSpec = {
+  name: 'models',
+  summary: 'list the model registry; --probe asks each endpoint what it serves',
+  usage: 'crustcore models [--config FILE] [--probe] [--json]',
+};
+
+export const daemonSpec: CommandSpec = {
+  name: 'daemon',
+  summary: 'run the task supervisor: claim queued tasks from the state plane, run, heartbeat and settle them',
+  usage:
+    'crustcore daemon [--database-url URL] [--state-dir DIR] [--workers N] [--owner NAME] [--lease-ms N] [--poll-ms N] [--approval-timeout SECONDS] [--json]',
+};
+
+export const enqueueSpec: CommandSpec = {
+  name: 'enqueue',
+  summary: 'queue a task for the daemon (same as tasks add)',
+  usage: ADD_USAGE.replace('crustcore tasks add', 'crustcore enqueue'),
+};
+
+export const statusSpec: CommandSpec = {
+  name: 'status',
+  summary: 'show what the daemon is doing (running jobs, approvals waiting, queue counts)',
+  usage: `crustcore status ${CLIENT_USAGE}`,
+};
+
+export const tasksSpec: CommandSpec = {
+  name: 'tasks',
+  summary: "list the daemon's tasks, or queue one (tasks add)",
+  usage: `${LIST_USAGE}\n       ${ADD_USAGE}`,
+};
+
+const control = (name: string, takesId: boolean, summary: string): CommandSpec => ({
+  name,
+  summary,
+  usage: `crustcore ${name} ${takesId ? 'ID ' : ''}${CLIENT_USAGE}`,
+});
+
+export const pauseSpec = control('pause', false, 'stop the daemon claiming new tasks (running tasks continue)');
+export const resumeSpec = control('resume', false, 'let a paused daemon claim tasks again');
+export const cancelSpec = control(
+  'cancel',
+  true,
+  'cancel a task: dropped if queued, stopped at its next safe point if running',
+);
+export const killSpec = control('kill', true, 'kill a task now (its lease becomes void)');
+export const approveSpec = control('approve', true, "show a task's pending approval and grant exactly that one");
+export const denySpec = control('deny', true, "deny a task's pending approval");
+
+export const mcpSpec: CommandSpec = {
+  name: 'mcp',
+  summary:
+    'serve the CrustCore MCP tools on stdio (create_task, stage_diff, verify, status, diff, approve, apply, export)',
+  usage:
+    'crustcore mcp [--dir REPO]... [--verify ARGV] [--database-url URL | --ephemeral] [--state-dir DIR] [--verify-timeout SECONDS]',
+};
+
+export const mcpTokenSpec: CommandSpec = {
+  name: 'mcp-token',
+  summary: "show an MCP task's verified patch and print a one-time approval token bound to it",
+  usage: 'crustcore mcp-token TASK [--state-dir DIR | --socket PATH] [--json]',
+};
+
+/** In the order `--help` lists them (pack-commands.ts pairs each with its loader, in this order). */
+export const PACK_SPECS: readonly CommandSpec[] = [
+  chatSpec,
+  secretSpec,
+  modelsSpec,
+  daemonSpec,
+  enqueueSpec,
+  statusSpec,
+  tasksSpec,
+  pauseSpec,
+  resumeSpec,
+  cancelSpec,
+  killSpec,
+  approveSpec,
+  denySpec,
+  mcpSpec,
+  mcpTokenSpec,
+];

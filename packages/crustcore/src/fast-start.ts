@@ -1,0 +1,25 @@
+/**
+ * The `crustcore` bin (dist/crustcore.cjs). Node starts a CommonJS file
+ * without its ES module loader, which alone costs more than the rest of
+ * `crustcore --help` (measured in benches/startup.bench.ts), so this entry is
+ * CommonJS and carries only what answers from the specs: the help, a
+ * command's help, the version and a mistyped name. Any other command hands
+ * over to the ES module CLI (dist/crustcore.js, bin.ts), which answers the
+ * same arguments itself and loads the command and its packages.
+ */
+import { exitQuietlyOnClosedPipe } from './cli/closed-pipe.js';
+import { processIo } from './cli/output.js';
+import { PACK_SPECS } from './commands/pack-specs.js';
+import { CORE_SPECS } from './commands/specs.js';
+import { answerFromSpecs } from './help.js';
+
+// Next to this file in dist/; a computed specifier, so the bundler leaves the import to run time.
+const ES_MODULE_CLI = './crustcore.js';
+
+exitQuietlyOnClosedPipe();
+const answer = answerFromSpecs(process.argv.slice(2), processIo(), [...CORE_SPECS, ...PACK_SPECS]);
+if (typeof answer === 'number') {
+  process.exitCode = answer;
+} else {
+  void import(ES_MODULE_CLI);
+}
