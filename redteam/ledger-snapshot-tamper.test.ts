@@ -17,6 +17,8 @@
  * answer to the same probe (applies, completes, re-creates) — so the test would
  * fail if the snapshot were trusted.
  */
+
+import { PassThrough } from 'node:stream';
 import { type Action, hashJson, type Json, type KernelEvent, type TaskId } from '@crustcore/kernel';
 import {
   ACTIONS_KIND,
@@ -38,6 +40,9 @@ import {
 } from '@crustcore/ledger';
 import type { LedgerSpine, PendingEvent } from '@crustcore/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
+import { INSPECT_EXIT } from '../packages/crustcore/src/cli/exit-codes.js';
+import { type Io, makeStyle } from '../packages/crustcore/src/cli/output.js';
+import { inspectCommand } from '../packages/crustcore/src/commands/inspect.js';
 import { type TempLedger, tempLedger } from '../packages/runtime/test/spine-helpers.js';
 import { hash, TaskScript } from '../packages/runtime/test/task-script.js';
 
@@ -187,6 +192,25 @@ async function openAndProbe(scene: Scene, forgedSeq: number, probe: PendingEvent
   return { actions, reason: report.untrustedSnapshots.find((s) => s.seq === forgedSeq)?.reason ?? '' };
 }
 
+/** `crustcore inspect` on the attacked ledger, as a user runs it. */
+async function inspectCli(scene: Scene, extra: string[]): Promise<{ code: number; stdout: string }> {
+  const stdout = new PassThrough();
+  const chunks: Buffer[] = [];
+  stdout.on('data', (c: Buffer) => chunks.push(c));
+  const env = { CRUSTCORE_HOME: scene.ledger.dir, NO_COLOR: '1' };
+  const io: Io = {
+    stdout,
+    stderr: new PassThrough(),
+    stdin: new PassThrough(),
+    env,
+    cwd: scene.ledger.dir,
+    out: makeStyle(stdout, env),
+    err: makeStyle(new PassThrough(), env),
+  };
+  const code = await inspectCommand.run(['--log', scene.ledger.logPath, ...extra], io);
+  return { code, stdout: Buffer.concat(chunks).toString() };
+}
+
 const kinds = (actions: readonly Action[]): string[] => actions.map((a) => a.kind);
 const rejected = (actions: readonly Action[]): string | undefined =>
   actions.length === 1 && actions[0]?.kind === 'Rejected' ? actions[0].reason : undefined;
@@ -278,6 +302,11 @@ describe('forged snapshot state', () => {
       const { actions, reason } = await openAndProbe(scene, seq, probe);
       expect(rejected(actions)).toBe(c.probe === applyProbe ? 'illegal-transition' : 'approval-needs-human');
       expect(reason).toMatch(c.claim === 'own' ? /not the one recorded at seq/ : /does not hash to its state hash/);
+      // The user sees it: inspect names the snapshot; --replay fails on it.
+      const shown = await inspectCli(scene, []);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toContain(`untrusted snapshot: seq ${seq}:`);
+      expect((await inspectCli(scene, ['--replay'])).code).toBe(INSPECT_EXIT['replay-divergence']);
     }, 60_000);
   }
 
