@@ -371,7 +371,15 @@ describe('a genuine snapshot that covers another prefix', () => {
     return { scene: { ...scene, state: replayedState(scene.ledger.logPath) }, stale };
   }
 
-  const grant = (scene: Scene): PendingEvent => ({ ...autoGrantProbe(scene), by: 'human' });
+  const grant = (scene: Scene): PendingEvent => ({
+    kind: 'ApprovalResolved',
+    taskId: scene.taskId as TaskId,
+    approvalId: scene.request.approvalId,
+    decision: 'granted',
+    by: 'human',
+    nonce: scene.request.nonce,
+    opHash: scene.request.opHash,
+  });
 
   it('replayed later in the same log, as it was: not trusted', async () => {
     const { scene, stale } = await deniedAfterSnapshots(11);

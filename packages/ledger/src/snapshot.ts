@@ -22,7 +22,7 @@ import * as t from 'io-ts';
 import type { FrameInput } from './frame.js';
 import { ACTIONS_KIND, OPEN_KIND, SNAPSHOT_KIND } from './kinds.js';
 import type { ReceiptKey } from './receipt-key.js';
-import type { ReplayableKernel, ReplayFrame, ReplayKernel } from './replay.js';
+import type { ReplayableKernel, ReplayFrame, ReplayKernel } from './replay-types.js';
 import { toHex } from './sha256.js';
 
 export const SNAPSHOT_MAC_DOMAIN = 'crustcore.ledger.snapshot.v1';
