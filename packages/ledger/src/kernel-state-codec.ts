@@ -42,30 +42,34 @@ const Budget = t.type(
 const StatusC = t.keyof(Object.fromEntries(TASK_STATUSES.map((s) => [s, null])) as Record<TaskRecord['status'], null>);
 const ToolCallStateC = t.keyof({ 'awaiting-approval': null, running: null, done: null, denied: null });
 
-const TaskJsonC = t.type({
-  status: StatusC,
-  pausedFrom: t.union([StatusC, t.null]),
-  createdAt: Finite,
-  goal: t.string,
-  policy: t.type({ profile: RiskProfileC, rules: t.readonlyArray(PolicyRuleC), canAsk: t.boolean }),
-  approvalMode: ApprovalModeC,
-  limits: Budget,
-  maxRevisits: Finite,
-  onBudgetExhausted: t.keyof({ pause: null, fail: null }),
-  approvalTtlMs: Finite,
-  usage: Budget,
-  revisits: Finite,
-  attempt: Finite,
-  baseCommit: t.union([t.string, t.null]),
-  proposedPatch: t.union([Hash32C, t.null]),
-  proposedRisks: t.readonlyArray(t.string),
-  verified: t.union([
-    t.type({ patchHash: Hash32C, treeHash: Hash32C, baseCommit: t.string, risks: t.readonlyArray(t.string) }),
-    t.null,
-  ]),
-  toolCalls: t.record(ToolCallIdC, ToolCallStateC),
-  subagents: t.readonlyArray(t.string),
-});
+// Exact: a task's hash covers only these fields (kernel.ts taskJson), so anything else is dropped
+// rather than carried, unhashed, into the kernel.
+const TaskJsonC = t.exact(
+  t.type({
+    status: StatusC,
+    pausedFrom: t.union([StatusC, t.null]),
+    createdAt: Finite,
+    goal: t.string,
+    policy: t.type({ profile: RiskProfileC, rules: t.readonlyArray(PolicyRuleC), canAsk: t.boolean }),
+    approvalMode: ApprovalModeC,
+    limits: Budget,
+    maxRevisits: Finite,
+    onBudgetExhausted: t.keyof({ pause: null, fail: null }),
+    approvalTtlMs: Finite,
+    usage: Budget,
+    revisits: Finite,
+    attempt: Finite,
+    baseCommit: t.union([t.string, t.null]),
+    proposedPatch: t.union([Hash32C, t.null]),
+    proposedRisks: t.readonlyArray(t.string),
+    verified: t.union([
+      t.type({ patchHash: Hash32C, treeHash: Hash32C, baseCommit: t.string, risks: t.readonlyArray(t.string) }),
+      t.null,
+    ]),
+    toolCalls: t.record(ToolCallIdC, ToolCallStateC),
+    subagents: t.readonlyArray(t.string),
+  }),
+);
 
 const ApprovalJsonC = t.type({
   id: ApprovalIdC,
