@@ -15,7 +15,7 @@
  * in bounded memory.
  */
 import type { Json } from '@crustcore/kernel';
-import type { IntegrityFailure } from './chain-check.js';
+import { type IntegrityFailure, integrityFailure } from './chain-check.js';
 import { type DecodedFrame, decodePayload } from './frame.js';
 import { ACTIONS_KIND, OPEN_KIND, RECEIPT_KIND, RECOVERED_KIND, SNAPSHOT_KIND } from './kinds.js';
 import { decodeToolReceipt, GENESIS_RECEIPT_HASH, receiptHash } from './receipt.js';
@@ -51,11 +51,6 @@ export interface RebuildOptions {
   readonly key?: ReceiptKey;
 }
 
-/** A frame kept for replay: the fields replay reads, and a copy of its bytes (scan windows are reused views). */
-function hold(frame: DecodedFrame): DecodedFrame {
-  return { ...frame, bytes: frame.bytes.slice(0, frame.length) };
-}
-
 const payloadOf = (frame: DecodedFrame): Json | undefined => {
   const decoded = decodePayload(frame);
   return decoded._tag === 'Right' ? decoded.right : undefined;
@@ -83,9 +78,10 @@ class Rebuild<E, K extends ReplayableKernel<E>> {
       return true;
     }
     if (!this.#replays(frame.kind)) return true;
-    const held = hold(frame);
-    this.witness.observe(held, () => payloadOf(held));
-    this.#held.push(held);
+    // Held as is: scanFile never overwrites a window it has handed out (scan.ts), so the
+    // views stay valid; a copy per frame cost more than the rest of holding it.
+    this.witness.observe(frame, () => payloadOf(frame));
+    this.#held.push(frame);
     if (this.#held.length >= MAX_HELD_FRAMES) this.flush();
     return this.replayer.failure === undefined;
   }
@@ -139,7 +135,7 @@ export function rebuildKernel<E, K extends ReplayableKernel<E>>(
   const taskIds = new Set<string>();
   let frames = 0;
   let lastSeq = 0;
-  scanFile(logPath, 0, sha256, (frame) => {
+  const end = scanFile(logPath, 0, sha256, (frame) => {
     frames++;
     lastSeq = frame.seq;
     if (frame.kind === RECEIPT_KIND) {
@@ -151,8 +147,14 @@ export function rebuildKernel<E, K extends ReplayableKernel<E>>(
   });
   rebuild.flush();
   const finished = rebuild.replayer.finish();
+  // The writer's open checked the head's frame and what follows it; a frame damaged before it
+  // would otherwise end the scan early and leave a kernel rebuilt from part of the log.
+  const damaged =
+    end._tag === 'Corrupt'
+      ? integrityFailure('bad-hash', lastSeq + 1, `${end.problem}: ${end.detail}`, end.offset)
+      : undefined;
   return {
-    failure: finished.failure,
+    failure: damaged ?? finished.failure,
     kernel: rebuild.replayer.instance,
     opened: rebuild.replayer.opened,
     summary: finished.summary,

@@ -98,7 +98,8 @@ const no = (left: string): { readonly _tag: 'Left'; readonly left: string } => (
 
 interface CoveredFrame {
   readonly seq: number;
-  readonly hash: string;
+  /** Raw; turned into hex only when a snapshot is checked (most actions frames never are). */
+  readonly hash: Uint8Array;
   /** Decoded only when a snapshot needs it: most actions frames are never looked at. */
   readonly payload: () => Json | undefined;
 }
@@ -125,7 +126,7 @@ export class SnapshotWitness<E, K extends ReplayableKernel<E>> {
       this.#covered = undefined;
       this.#answered = true;
     } else if (frame.kind === ACTIONS_KIND) {
-      this.#covered = { seq: frame.seq, hash: toHex(frame.hash), payload };
+      this.#covered = { seq: frame.seq, hash: frame.hash, payload };
       this.#answered = true;
     } else if (this.#kernel.isKernelEventKind(frame.kind)) this.#answered = false;
   }
@@ -145,10 +146,11 @@ export class SnapshotWitness<E, K extends ReplayableKernel<E>> {
     const covered = this.#covered;
     if (covered === undefined) return no(`there is no ${ACTIONS_KIND} frame since the kernel opened for it to cover`);
     if (!this.#answered) return no('a kernel event after the covered frame has no recorded answer yet');
-    if (snapshot.covers.seq !== covered.seq || snapshot.covers.hash !== covered.hash) {
+    const coveredHash = toHex(covered.hash);
+    if (snapshot.covers.seq !== covered.seq || snapshot.covers.hash !== coveredHash) {
       return no(
         `it claims to follow seq ${snapshot.covers.seq} (${snapshot.covers.hash.slice(0, 12)}…), ` +
-          `but the last ${ACTIONS_KIND} frame before it is seq ${covered.seq} (${covered.hash.slice(0, 12)}…)`,
+          `but the last ${ACTIONS_KIND} frame before it is seq ${covered.seq} (${coveredHash.slice(0, 12)}…)`,
       );
     }
     const recorded = RecordedStateC.decode(covered.payload());

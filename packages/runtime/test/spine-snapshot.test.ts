@@ -7,6 +7,7 @@
  * the newest snapshot and reaches that state too; `inspect --replay` checks
  * every snapshot against the replayed state at its place.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { canonicalJson, type Json } from '@crustcore/kernel';
 import {
   decodePayload,
@@ -163,5 +164,27 @@ describe('kernel snapshots', () => {
     expect(reopened.openReport.untrustedSnapshots).toEqual([]);
     expect(reopened.kernel.stateHash()).toBe(closedState);
     await reopened.close();
+  }, 60_000);
+
+  it('a frame damaged before the head (and its snapshots) makes open fail, not rebuild from part of the log', async () => {
+    ledger = tempLedger();
+    const scripts = [1, 2, 3].map((n) => new TaskScript(n, 'apply'));
+    let spine = await ledger.open({ snapshotEveryFrames: 6 });
+    while (scripts.some((s) => !s.done))
+      await submitBatch(
+        spine,
+        scripts.filter((s) => !s.done),
+      );
+    await spine.close();
+    // CONTROL: intact, it opens.
+    spine = await ledger.open({ snapshotEveryFrames: 6 });
+    await spine.close();
+    const bytes = readFileSync(ledger.logPath);
+    // A byte inside the payload of an early frame (the goal text of the first TaskCreated).
+    const at = bytes.indexOf(Buffer.from('goal 1'));
+    expect(at).toBeGreaterThan(0);
+    bytes[at] = 'G'.charCodeAt(0);
+    writeFileSync(ledger.logPath, bytes);
+    await expect(ledger.open({ snapshotEveryFrames: 6 })).rejects.toThrow(/does not replay \(bad-hash at seq \d+/);
   }, 60_000);
 });
