@@ -161,8 +161,7 @@ class KernelImpl implements Kernel {
     this.#approvals = new Map(state?.approvals);
     this.#lastAt = state?.lastAt ?? 0;
     // An unknown flag means a newer kernel wrote the log: running it with that behaviour off would replay wrong.
-    for (const flag of config.flags)
-      assert(isKernelFlag(flag), `kernel flag ${flag} is unknown to this kernel`);
+    for (const flag of config.flags) assert(isKernelFlag(flag), `kernel flag ${flag} is unknown to this kernel`);
     this.#config = config;
     this.#flags = new Set(config.flags);
   }
