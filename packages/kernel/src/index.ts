@@ -60,7 +60,15 @@ export {
   type TaskId,
   type ToolCallId,
 } from './ids.js';
-export { createKernel, DEFAULT_KERNEL_CONFIG, type Kernel, type KernelConfig } from './kernel.js';
+export {
+  type ApprovalRecord,
+  createKernel,
+  DEFAULT_KERNEL_CONFIG,
+  type Kernel,
+  type KernelConfig,
+  type KernelState,
+  type TaskRecord,
+} from './kernel.js';
 export {
   describeOperation,
   OPERATION_NAMES,

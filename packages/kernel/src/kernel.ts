@@ -84,7 +84,8 @@ export const DEFAULT_KERNEL_CONFIG: KernelConfig = {
 type ToolCallState = 'awaiting-approval' | 'running' | 'done' | 'denied';
 type ApprovalState = 'pending' | 'used' | 'denied' | 'expired';
 
-interface TaskRecord {
+/** A task as the kernel keeps it; exported (as a type) so a snapshot decoder outside the kernel can rebuild it. */
+export interface TaskRecord {
   readonly id: TaskId;
   status: TaskStatus;
   pausedFrom: TaskStatus | null;
@@ -108,7 +109,7 @@ interface TaskRecord {
   readonly subagents: Set<string>;
 }
 
-interface ApprovalRecord {
+export interface ApprovalRecord {
   readonly id: ApprovalId;
   readonly taskId: TaskId;
   readonly subject: 'tool' | 'integrate';
@@ -121,10 +122,23 @@ interface ApprovalRecord {
   state: ApprovalState;
 }
 
+/**
+ * A state to resume from (a verified snapshot, decoded outside the kernel so its codecs do not
+ * weigh on the kernel bundle). The kernel adopts it as is: whoever restores must first check that
+ * the restored `stateHash()` is the one the log recorded at that point.
+ */
+export interface KernelState {
+  readonly lastAt: number;
+  readonly tasks: readonly (readonly [TaskId, TaskRecord])[];
+  readonly approvals: readonly (readonly [ApprovalId, ApprovalRecord])[];
+}
+
 export interface Kernel {
   step(event: KernelEvent): readonly Action[];
-  /** SHA-256 of the canonical encoding of the whole state. */
+  /** SHA-256 of the canonical encoding of the whole state (`snapshot()`). */
   stateHash(): Hash32;
+  /** The whole state as canonical-ready JSON: what `stateHash` hashes, and what a snapshot frame stores. */
+  snapshot(): Json;
   /** Read-only views for adapters (status lines, inspect). */
   taskStatus(taskId: TaskId): TaskStatus | undefined;
   taskUsage(taskId: TaskId): Readonly<BudgetUsage> | undefined;
@@ -138,14 +152,16 @@ interface EventLike {
 class KernelImpl implements Kernel {
   readonly #config: KernelConfig;
   readonly #flags: ReadonlySet<KernelFlag>;
-  readonly #tasks = new Map<TaskId, TaskRecord>();
-  readonly #approvals = new Map<ApprovalId, ApprovalRecord>();
-  #lastAt = 0;
+  readonly #tasks: Map<TaskId, TaskRecord>;
+  readonly #approvals: Map<ApprovalId, ApprovalRecord>;
+  #lastAt: number;
 
-  constructor(config: KernelConfig) {
+  constructor(config: KernelConfig, state?: KernelState) {
+    this.#tasks = new Map(state?.tasks);
+    this.#approvals = new Map(state?.approvals);
+    this.#lastAt = state?.lastAt ?? 0;
     // An unknown flag means a newer kernel wrote the log: running it with that behaviour off would replay wrong.
-    for (const flag of config.flags)
-      assert(isKernelFlag(flag), `kernel flag ${String(flag)} is unknown to this kernel`);
+    for (const flag of config.flags) assert(isKernelFlag(flag), `kernel flag ${flag} is unknown to this kernel`);
     this.#config = config;
     this.#flags = new Set(config.flags);
   }
@@ -629,14 +645,16 @@ class KernelImpl implements Kernel {
   }
 
   stateHash(): Hash32 {
+    return hashJson(this.snapshot());
+  }
+
+  snapshot(): Json {
     const tasks: Record<string, Json> = {};
-    for (const t of [...this.#tasks.values()].sort((a, b) => cmp(a.id, b.id))) tasks[t.id] = taskJson(t);
+    for (const t of byId(this.#tasks)) tasks[t.id] = taskJson(t);
     const approvals: Record<string, Json> = {};
-    for (const a of [...this.#approvals.values()].sort((x, y) => cmp(x.id, y.id))) {
-      approvals[a.id] = { ...(a as unknown as Record<string, Json>) };
-    }
+    for (const a of byId(this.#approvals)) approvals[a.id] = { ...(a as unknown as Record<string, Json>) };
     // `jobs` stays (always empty) so v1 logs keep their state hashes.
-    return hashJson({ v: 1, lastAt: this.#lastAt, tasks, approvals, jobs: {} });
+    return { v: 1, lastAt: this.#lastAt, tasks, approvals, jobs: {} };
   }
 }
 
@@ -676,6 +694,10 @@ function taskJson(t: TaskRecord): Json {
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** A map's records in id order: the canonical order of the state. */
+const byId = <T extends { readonly id: string }>(records: ReadonlyMap<string, T>): T[] =>
+  [...records.values()].sort((a, b) => cmp(a.id, b.id));
 
 const isWorking = (task: TaskRecord): boolean =>
   task.status === 'Planning' || task.status === 'Running' || task.status === 'Retrying';
@@ -717,6 +739,6 @@ function requestApproval(approval: ApprovalRecord, risks: readonly string[]): Ac
   };
 }
 
-export function createKernel(config: Partial<KernelConfig> = {}): Kernel {
-  return new KernelImpl({ ...DEFAULT_KERNEL_CONFIG, ...config });
+export function createKernel(config: Partial<KernelConfig> = {}, state?: KernelState): Kernel {
+  return new KernelImpl({ ...DEFAULT_KERNEL_CONFIG, ...config }, state);
 }

@@ -84,7 +84,8 @@ export {
   type RecordStepError,
   recordKernelStep,
 } from './kernel-record.js';
-export { ACTIONS_KIND, OPEN_KIND, RECEIPT_KIND, RECOVERED_KIND } from './kinds.js';
+export { decodeKernelState, restoreKernel } from './kernel-state-codec.js';
+export { ACTIONS_KIND, OPEN_KIND, RECEIPT_KIND, RECOVERED_KIND, SNAPSHOT_KIND } from './kinds.js';
 export {
   type AppendAck,
   type AppendError,
@@ -98,7 +99,7 @@ export {
   type RecoveryReport,
   type SyncMode,
 } from './log-writer.js';
-export { type RebuiltKernel, rebuildKernel } from './rebuild.js';
+export { MAX_HELD_FRAMES, type RebuildOptions, type RebuiltKernel, rebuildKernel } from './rebuild.js';
 export {
   decodeToolReceipt,
   GENESIS_RECEIPT_HASH,
@@ -126,11 +127,22 @@ export {
   checkEventHeader,
   type ReplayableKernel,
   Replayer,
+  type ReplayFrame,
   type ReplayKernel,
   type ReplaySummary,
 } from './replay.js';
 export { type FrameVisitor, type ScanEnd, scanBytes, scanFile } from './scan.js';
 export { nobleSha256, nodeSha256, type Sha256, toHex } from './sha256.js';
+export {
+  type CheckedSnapshot,
+  DEFAULT_SNAPSHOT_EVERY_FRAMES,
+  SNAPSHOT_MAC_DOMAIN,
+  type SnapshotCovers,
+  SnapshotWitness,
+  snapshotFrame,
+  snapshotMacMessage,
+  type UntrustedSnapshot,
+} from './snapshot.js';
 export { ARTIFACTS_DIR, HEAD_FILE, type LedgerLayout, LOG_FILE, stateDirLayout } from './state-dir.js';
 export {
   renderStory,

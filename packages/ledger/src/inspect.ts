@@ -18,13 +18,14 @@ import { type ArtifactError, ArtifactStore, describeArtifactError } from './arti
 import { ChainCheck, type ChainReport, type IntegrityFailure, integrityFailure } from './chain-check.js';
 import { type DecodedFrame, decodePayload } from './frame.js';
 import { readHeadState } from './head.js';
-import { RECEIPT_KIND } from './kinds.js';
+import { RECEIPT_KIND, SNAPSHOT_KIND } from './kinds.js';
 import { defaultHeadPath } from './log-writer.js';
 import { decodeToolReceipt, GENESIS_RECEIPT_HASH, receiptHash, verifyReceipt } from './receipt.js';
 import type { ReceiptKey } from './receipt-key.js';
-import { checkEventHeader, Replayer, type ReplayKernel, type ReplaySummary } from './replay.js';
+import { checkEventHeader, type ReplayableKernel, Replayer, type ReplayKernel, type ReplaySummary } from './replay.js';
 import { scanFile } from './scan.js';
 import { nodeSha256, type Sha256 } from './sha256.js';
+import { SnapshotWitness, type UntrustedSnapshot } from './snapshot.js';
 import { StoryBuilder, type TaskStory } from './story.js';
 
 export interface InspectOptions<E = unknown> {
@@ -51,6 +52,12 @@ export interface InspectReport {
   readonly artifactsChecked: number;
   readonly kernelEventsChecked: number;
   readonly replay: ReplaySummary | undefined;
+  /**
+   * Snapshot frames and those that do not verify (never trusted by `open`, which replays past
+   * them). Without --replay a bad snapshot is reported here, not as a failure: the log itself
+   * is intact. With --replay each snapshot must equal the replayed state (else replay-divergence).
+   */
+  readonly snapshots: { readonly total: number; readonly untrusted: readonly UntrustedSnapshot[] };
   readonly tasks: readonly TaskStory[];
 }
 
@@ -90,7 +97,10 @@ class PayloadChecks<E> {
   readonly #artifactResults = new Map<string, ArtifactError | undefined>();
   readonly #receipts = new Map<string, ReceiptRecord>();
   readonly #replayer: Replayer<E> | undefined;
+  readonly #witness: SnapshotWitness<E, ReplayableKernel<E>> | undefined;
   readonly stories: StoryBuilder;
+  readonly untrustedSnapshots: UntrustedSnapshot[] = [];
+  snapshots = 0;
   #lastReceiptHash: string = GENESIS_RECEIPT_HASH;
   failure: IntegrityFailure | undefined;
   receiptsChecked = 0;
@@ -100,7 +110,10 @@ class PayloadChecks<E> {
     this.#options = options;
     this.#sha256 = sha256;
     this.#store = new ArtifactStore(options.artifactsDir ?? join(dirname(options.logPath), 'artifacts'), { sha256 });
-    this.#replayer = options.replay === true && options.kernel !== undefined ? new Replayer(options.kernel) : undefined;
+    const kernel = options.kernel;
+    this.#replayer =
+      options.replay === true && kernel !== undefined ? new Replayer(kernel, { key: options.key }) : undefined;
+    this.#witness = kernel !== undefined ? new SnapshotWitness(kernel) : undefined;
     this.stories = new StoryBuilder(options.taskId);
   }
 
@@ -118,7 +131,23 @@ class PayloadChecks<E> {
     this.failure = this.#check(frame, payload.right);
     if (this.failure !== undefined) return;
     this.stories.feed(frame, payload.right);
+    this.#checkSnapshot(frame, payload.right);
     if (this.#replayer !== undefined) this.failure = this.#replayer.feed(frame, payload.right);
+  }
+
+  /** What `open` would decide about a snapshot (the replay, if any, compares it as well). */
+  #checkSnapshot(frame: DecodedFrame, payload: Json): void {
+    if (frame.kind !== SNAPSHOT_KIND) {
+      this.#witness?.observe(frame, () => payload);
+      return;
+    }
+    this.snapshots++;
+    if (this.#witness === undefined) return;
+    const checked = this.#witness.check(payload, this.#options.key);
+    if (checked._tag === 'Left') this.untrustedSnapshots.push({ seq: frame.seq, reason: checked.left });
+    else if (!checked.right.macChecked) {
+      this.untrustedSnapshots.push({ seq: frame.seq, reason: 'no receipt key to check the snapshot MAC' });
+    }
   }
 
   #check(frame: DecodedFrame, payload: Json): IntegrityFailure | undefined {
@@ -248,6 +277,7 @@ export function inspectLog<E>(options: InspectOptions<E>): InspectReport {
     artifactsChecked: checks.artifactsChecked,
     kernelEventsChecked: checks.kernelEventsChecked,
     replay: replay?.summary,
+    snapshots: { total: checks.snapshots, untrusted: checks.untrustedSnapshots },
     tasks: checks.stories.stories(),
   };
 }

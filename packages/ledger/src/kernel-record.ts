@@ -27,6 +27,7 @@ import {
 } from '@crustcore/kernel';
 import * as t from 'io-ts';
 import type { Actor, Visibility } from './frame.js';
+import { restoreKernel } from './kernel-state-codec.js';
 import { ACTIONS_KIND } from './kinds.js';
 import type { AppendAck, AppendError, LedgerWriter } from './log-writer.js';
 import type { ReplayKernel } from './replay.js';
@@ -118,7 +119,7 @@ export function decodeKernelOpening(payload: unknown): Result<string, KernelOpen
  * with a fresh kernel per task (how logs were written before one kernel per
  * ledger); from the open frame on, the config the log recorded.
  */
-export function kernelReplay(config: Partial<KernelConfig> = {}): ReplayKernel<KernelEvent> {
+export function kernelReplay(config: Partial<KernelConfig> = {}): ReplayKernel<KernelEvent, Kernel> {
   return {
     isKernelEventKind,
     decode: decodeKernelEvent,
@@ -127,6 +128,11 @@ export function kernelReplay(config: Partial<KernelConfig> = {}): ReplayKernel<K
     open: (payload) => {
       const opening = decodeKernelOpening(payload);
       return opening._tag === 'Left' ? opening : ok(createKernel(opening.right.config));
+    },
+    // The config comes from the log's kernel.open frame, never from the snapshot.
+    restore: (openingPayload, state) => {
+      const opening = decodeKernelOpening(openingPayload);
+      return opening._tag === 'Left' ? opening : restoreKernel(opening.right.config, state);
     },
     legacyFreshKernelOn: 'TaskCreated',
   };

@@ -14,3 +14,9 @@ export const RECEIPT_KIND = 'tool.receipt';
  * behaviour flags steps every kernel event of the log. Payload `{v, config, flags}`.
  */
 export const OPEN_KIND = 'kernel.open';
+/**
+ * The kernel state after the `kernel.actions` frame it covers, so opening a long log can start
+ * there instead of replaying from seq 1. Payload `{v, covers: {seq, hash}, stateHash, state, mac}`
+ * (snapshot.ts). Not a kernel event: replay of any version skips it.
+ */
+export const SNAPSHOT_KIND = 'kernel.snapshot';

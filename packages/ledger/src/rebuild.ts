@@ -1,22 +1,35 @@
 /**
- * Opening a ledger rebuilds its kernel: every frame is read once, kernel events
- * are replayed (and each recorded answer checked, as `inspect --replay` does),
- * and the kernel that comes out is the one the next task steps. The same scan
- * finds the last receipt (so the receipt chain continues) and the tasks the log
- * created (so the runtime can compact the finished ones).
+ * Opening a ledger rebuilds its kernel. Every frame is read once (the scan
+ * checks each frame's hashes; the writer's open has already checked the chain
+ * and head). Kernel frames are not replayed as they are read: they are held
+ * (payload bytes, undecoded) until the next snapshot frame. A snapshot that
+ * verifies (snapshot.ts) replaces everything held with the state it carries;
+ * one that does not is reported and skipped, and the held frames are replayed
+ * as if it were not there. What is held at the end is replayed, each recorded
+ * answer checked, as `inspect --replay` does. The same scan finds the last
+ * receipt (so the receipt chain continues) and the tasks the log created (so
+ * the runtime can compact the finished ones).
+ *
+ * At most MAX_HELD_FRAMES are held: past that they are replayed, so a log
+ * without snapshots (every log written before them) replays as it always did,
+ * in bounded memory.
  */
 import type { Json } from '@crustcore/kernel';
-import type { IntegrityFailure } from './chain-check.js';
-import { decodePayload } from './frame.js';
-import { RECEIPT_KIND } from './kinds.js';
+import { type IntegrityFailure, integrityFailure } from './chain-check.js';
+import { type DecodedFrame, decodePayload } from './frame.js';
+import { ACTIONS_KIND, OPEN_KIND, RECEIPT_KIND, RECOVERED_KIND, SNAPSHOT_KIND } from './kinds.js';
 import { decodeToolReceipt, GENESIS_RECEIPT_HASH, receiptHash } from './receipt.js';
+import type { ReceiptKey } from './receipt-key.js';
 import { type ReplayableKernel, Replayer, type ReplayKernel, type ReplaySummary } from './replay.js';
 import { scanFile } from './scan.js';
 import { nodeSha256, type Sha256 } from './sha256.js';
+import { SnapshotWitness, type UntrustedSnapshot } from './snapshot.js';
 
-export interface RebuiltKernel<E> {
+export const MAX_HELD_FRAMES = 16_384;
+
+export interface RebuiltKernel<E, K extends ReplayableKernel<E> = ReplayableKernel<E>> {
   readonly failure: IntegrityFailure | undefined;
-  readonly kernel: ReplayableKernel<E>;
+  readonly kernel: K;
   /** Whether the log already opened a shared kernel (else the runtime writes `kernel.open`). */
   readonly opened: boolean;
   readonly summary: ReplaySummary;
@@ -24,35 +37,132 @@ export interface RebuiltKernel<E> {
   /** Every task a TaskCreated frame named, in log order (duplicates removed). */
   readonly taskIds: readonly string[];
   readonly frames: number;
+  /** Seq of the newest snapshot frame the rebuild started from (undefined: it replayed from seq 1). */
+  readonly resumedAtSnapshot: number | undefined;
+  /** Snapshot frames that did not verify, and why: never trusted, replayed past instead. */
+  readonly untrustedSnapshots: readonly UntrustedSnapshot[];
+  /** Seq of the newest frame of any kind, 0 for an empty log. */
+  readonly lastSeq: number;
 }
 
-export function rebuildKernel<E>(
+export interface RebuildOptions {
+  readonly sha256?: Sha256;
+  /** Checks snapshot MACs; without it no snapshot is trusted (the log is replayed from seq 1). */
+  readonly key?: ReceiptKey;
+}
+
+const payloadOf = (frame: DecodedFrame): Json | undefined => {
+  const decoded = decodePayload(frame);
+  return decoded._tag === 'Right' ? decoded.right : undefined;
+};
+
+class Rebuild<E, K extends ReplayableKernel<E>> {
+  readonly replayer: Replayer<E, K>;
+  readonly witness: SnapshotWitness<E, K>;
+  readonly untrusted: UntrustedSnapshot[] = [];
+  readonly #kernel: ReplayKernel<E, K>;
+  readonly #key: ReceiptKey | undefined;
+  #held: DecodedFrame[] = [];
+
+  constructor(kernel: ReplayKernel<E, K>, key: ReceiptKey | undefined) {
+    this.#kernel = kernel;
+    this.#key = key;
+    this.replayer = new Replayer(kernel, { key });
+    this.witness = new SnapshotWitness(kernel);
+  }
+
+  /** Returns false once replay has failed (the scan can stop). */
+  visit(frame: DecodedFrame): boolean {
+    if (frame.kind === SNAPSHOT_KIND) {
+      this.#snapshot(frame);
+      return true;
+    }
+    if (!this.#replays(frame.kind)) return true;
+    // Held as is: scanFile never overwrites a window it has handed out (scan.ts), so the
+    // views stay valid; a copy per frame cost more than the rest of holding it.
+    this.witness.observe(frame, () => payloadOf(frame));
+    this.#held.push(frame);
+    if (this.#held.length >= MAX_HELD_FRAMES) this.flush();
+    return this.replayer.failure === undefined;
+  }
+
+  #replays(kind: string): boolean {
+    return (
+      kind === ACTIONS_KIND || kind === OPEN_KIND || kind === RECOVERED_KIND || this.#kernel.isKernelEventKind(kind)
+    );
+  }
+
+  #snapshot(frame: DecodedFrame): void {
+    const payload = payloadOf(frame);
+    if (payload === undefined) {
+      this.untrusted.push({ seq: frame.seq, reason: 'the snapshot payload is not canonical JSON' });
+      return;
+    }
+    if (this.#key === undefined) {
+      this.untrusted.push({ seq: frame.seq, reason: 'no receipt key to check the snapshot MAC' });
+      return;
+    }
+    const checked = this.witness.check(payload, this.#key);
+    if (checked._tag === 'Left') {
+      this.untrusted.push({ seq: frame.seq, reason: checked.left });
+      return;
+    }
+    // Everything held is covered by the verified state: it never needs replaying.
+    this.#held = [];
+    this.replayer.resume(checked.right.kernel, frame.seq);
+  }
+
+  /** Replays what is held, in log order. */
+  flush(): void {
+    const held = this.#held;
+    this.#held = [];
+    for (const frame of held) {
+      const payload = decodePayload(frame);
+      if (payload._tag === 'Left') continue;
+      if (this.replayer.feed(frame, payload.right) !== undefined) return;
+    }
+  }
+}
+
+export function rebuildKernel<E, K extends ReplayableKernel<E>>(
   logPath: string,
-  kernel: ReplayKernel<E>,
-  sha256: Sha256 = nodeSha256,
-): RebuiltKernel<E> {
-  const replayer = new Replayer(kernel);
+  kernel: ReplayKernel<E, K>,
+  options: RebuildOptions = {},
+): RebuiltKernel<E, K> {
+  const sha256 = options.sha256 ?? nodeSha256;
+  const rebuild = new Rebuild(kernel, options.key);
   let lastReceiptHash: string = GENESIS_RECEIPT_HASH;
   const taskIds = new Set<string>();
   let frames = 0;
-  scanFile(logPath, 0, sha256, (frame) => {
+  let lastSeq = 0;
+  const end = scanFile(logPath, 0, sha256, (frame) => {
     frames++;
-    const payload = decodePayload(frame);
-    if (payload._tag === 'Left') return true;
+    lastSeq = frame.seq;
     if (frame.kind === RECEIPT_KIND) {
-      const receipt = decodeToolReceipt(payload.right);
-      if (receipt._tag === 'Right') lastReceiptHash = receiptHash(receipt.right, sha256);
+      const payload = payloadOf(frame);
+      const receipt = decodeToolReceipt(payload);
+      if (payload !== undefined && receipt._tag === 'Right') lastReceiptHash = receiptHash(receipt.right, sha256);
     } else if (frame.kind === 'TaskCreated' && frame.taskId !== undefined) taskIds.add(frame.taskId);
-    return replayer.feed(frame, payload.right as Json) === undefined;
+    return rebuild.visit(frame);
   });
-  const finished = replayer.finish();
+  rebuild.flush();
+  const finished = rebuild.replayer.finish();
+  // The writer's open checked the head's frame and what follows it; a frame damaged before it
+  // would otherwise end the scan early and leave a kernel rebuilt from part of the log.
+  const damaged =
+    end._tag === 'Corrupt'
+      ? integrityFailure('bad-hash', lastSeq + 1, `${end.problem}: ${end.detail}`, end.offset)
+      : undefined;
   return {
-    failure: finished.failure,
-    kernel: replayer.instance,
-    opened: replayer.opened,
+    failure: damaged ?? finished.failure,
+    kernel: rebuild.replayer.instance,
+    opened: rebuild.replayer.opened,
     summary: finished.summary,
     lastReceiptHash,
     taskIds: [...taskIds],
     frames,
+    resumedAtSnapshot: finished.summary.resumedAtSnapshot,
+    untrustedSnapshots: rebuild.untrusted,
+    lastSeq,
   };
 }

@@ -13,37 +13,12 @@
 import { canonicalJson, type Json } from '@crustcore/kernel';
 import * as t from 'io-ts';
 import { type IntegrityFailure, integrityFailure } from './chain-check.js';
-import type { DecodedFrame } from './frame.js';
-import { ACTIONS_KIND, OPEN_KIND, RECOVERED_KIND } from './kinds.js';
+import { ACTIONS_KIND, OPEN_KIND, RECOVERED_KIND, SNAPSHOT_KIND } from './kinds.js';
+import type { ReceiptKey } from './receipt-key.js';
+import type { ReplayableKernel, ReplayFrame, ReplayKernel } from './replay-types.js';
+import { SnapshotWitness } from './snapshot.js';
 
-export interface ReplayableKernel<E> {
-  readonly step: (event: E) => readonly unknown[];
-  readonly stateHash: () => string;
-}
-
-/** The kernel surface replay needs. `@crustcore/kernel` provides all four. */
-export interface ReplayKernel<E> {
-  readonly isKernelEventKind: (kind: string) => boolean;
-  readonly decode: (
-    value: unknown,
-  ) => { readonly _tag: 'Left'; readonly left: unknown } | { readonly _tag: 'Right'; readonly right: E };
-  readonly createKernel: () => ReplayableKernel<E>;
-  readonly encodeActions: (actions: readonly unknown[]) => string;
-  /**
-   * Builds the kernel a `kernel.open` frame describes (its config and behaviour
-   * flags), or says why it cannot (an unknown flag: a newer CrustCore wrote it).
-   */
-  readonly open?: (
-    payload: Json,
-  ) =>
-    | { readonly _tag: 'Left'; readonly left: string }
-    | { readonly _tag: 'Right'; readonly right: ReplayableKernel<E> };
-  /**
-   * Logs written before `kernel.open` existed made a fresh kernel per task:
-   * before the first open frame, an event of this kind starts a fresh kernel.
-   */
-  readonly legacyFreshKernelOn?: string;
-}
+export type { ReplayableKernel, ReplayFrame, ReplayKernel } from './replay-types.js';
 
 const ActionsRecordC = t.type({
   for: t.number,
@@ -57,6 +32,10 @@ export interface ReplaySummary {
   /** Kernel events with no recorded actions because the runtime stopped right after them. */
   readonly unanswered: readonly number[];
   readonly finalStateHash: string;
+  /** Snapshot frames checked against the replayed state (each equal, or replay failed). */
+  readonly snapshotsChecked: number;
+  /** Set when the replay started from a verified snapshot: the seq of that snapshot frame. */
+  readonly resumedAtSnapshot: number | undefined;
 }
 
 interface PendingStep {
@@ -72,7 +51,7 @@ const describe = (value: unknown): string => {
 };
 
 /** Checks that a kernel event's header agrees with its frame. */
-export function checkEventHeader(frame: DecodedFrame, payload: Json): string | undefined {
+export function checkEventHeader(frame: Omit<ReplayFrame, 'hash'>, payload: Json): string | undefined {
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return 'payload is not an object';
   const event = payload as { readonly [k: string]: Json | undefined };
   if (event.kind !== frame.kind) return `payload kind ${describe(event.kind)} differs from frame kind ${frame.kind}`;
@@ -86,9 +65,13 @@ export function checkEventHeader(frame: DecodedFrame, payload: Json): string | u
 }
 
 /** Streaming replayer: feed frames in log order, then finish. */
-export class Replayer<E> {
-  readonly #kernel: ReplayKernel<E>;
-  #instance: ReplayableKernel<E>;
+export class Replayer<E, K extends ReplayableKernel<E> = ReplayableKernel<E>> {
+  readonly #kernel: ReplayKernel<E, K>;
+  readonly #key: ReceiptKey | undefined;
+  readonly #witness: SnapshotWitness<E, K>;
+  #instance: K;
+  #snapshotsChecked = 0;
+  #resumedAt: number | undefined;
   #opened = false;
   #pending: PendingStep | undefined;
   #events = 0;
@@ -96,8 +79,11 @@ export class Replayer<E> {
   #unanswered: number[] = [];
   #failure: IntegrityFailure | undefined;
 
-  constructor(kernel: ReplayKernel<E>) {
+  /** `key` checks snapshot MACs (without it a snapshot's state is still compared with the replay). */
+  constructor(kernel: ReplayKernel<E, K>, options: { readonly key?: ReceiptKey | undefined } = {}) {
     this.#kernel = kernel;
+    this.#key = options.key;
+    this.#witness = new SnapshotWitness(kernel);
     this.#instance = kernel.createKernel();
   }
 
@@ -106,7 +92,7 @@ export class Replayer<E> {
   }
 
   /** The kernel after the frames fed so far: what a runtime opening the log continues with. */
-  get instance(): ReplayableKernel<E> {
+  get instance(): K {
     return this.#instance;
   }
 
@@ -115,7 +101,7 @@ export class Replayer<E> {
     return this.#opened;
   }
 
-  #open(frame: DecodedFrame, payload: Json): IntegrityFailure | undefined {
+  #open(frame: ReplayFrame, payload: Json): IntegrityFailure | undefined {
     if (this.#pending !== undefined)
       return this.#fail(this.#pending.seq, `${OPEN_KIND} at seq ${frame.seq} before the last event's actions`);
     const opened = this.#kernel.open?.(payload);
@@ -131,8 +117,36 @@ export class Replayer<E> {
     return this.#failure;
   }
 
-  feed(frame: DecodedFrame, payload: Json): IntegrityFailure | undefined {
+  /**
+   * Continues from a snapshot that was checked (SnapshotWitness.check) instead of from the
+   * frames before it, which are then never fed. `snapshotSeq` is the snapshot frame's seq.
+   */
+  resume(kernel: K, snapshotSeq: number): undefined {
+    this.#instance = kernel;
+    this.#opened = true;
+    this.#pending = undefined;
+    this.#resumedAt = snapshotSeq;
+  }
+
+  /** A snapshot met during a full replay must equal the replayed state at its place. */
+  #checkSnapshot(frame: ReplayFrame, payload: Json): IntegrityFailure | undefined {
+    const checked = this.#witness.check(payload, this.#key);
+    if (checked._tag === 'Left') return this.#fail(frame.seq, `${SNAPSHOT_KIND} is not trustworthy: ${checked.left}`);
+    const replayed = this.#instance.snapshot?.();
+    if (
+      this.#instance.stateHash() !== checked.right.stateHash ||
+      (replayed !== undefined && canonicalJson(replayed) !== canonicalJson(checked.right.state))
+    ) {
+      return this.#fail(frame.seq, `${SNAPSHOT_KIND} differs from the replayed state at its place`);
+    }
+    this.#snapshotsChecked++;
+    return undefined;
+  }
+
+  feed(frame: ReplayFrame, payload: Json): IntegrityFailure | undefined {
     if (this.#failure !== undefined) return this.#failure;
+    if (frame.kind === SNAPSHOT_KIND) return this.#checkSnapshot(frame, payload);
+    this.#witness.observe(frame, () => payload);
     if (frame.kind === ACTIONS_KIND) return this.#checkActions(frame, payload);
     if (frame.kind === RECOVERED_KIND && this.#pending !== undefined) {
       // The runtime died after logging the event, before logging its actions.
@@ -171,7 +185,7 @@ export class Replayer<E> {
     return undefined;
   }
 
-  #checkActions(frame: DecodedFrame, payload: Json): IntegrityFailure | undefined {
+  #checkActions(frame: ReplayFrame, payload: Json): IntegrityFailure | undefined {
     const record = ActionsRecordC.decode(payload);
     if (record._tag === 'Left') return this.#fail(frame.seq, `${ACTIONS_KIND} payload has the wrong shape`);
     const pending = this.#pending;
@@ -213,7 +227,14 @@ export class Replayer<E> {
     }
     return {
       failure: this.#failure,
-      summary: { events: this.#events, actions: this.#actions, unanswered, finalStateHash },
+      summary: {
+        events: this.#events,
+        actions: this.#actions,
+        unanswered,
+        finalStateHash,
+        snapshotsChecked: this.#snapshotsChecked,
+        resumedAtSnapshot: this.#resumedAt,
+      },
     };
   }
 }

@@ -26,7 +26,11 @@ export type ScanEnd =
   /** The visitor asked to stop at `offset`. */
   | { readonly _tag: 'Stopped'; readonly offset: number };
 
-/** Return false to stop the scan. Frames' `bytes` are views: copy what you keep. */
+/**
+ * Return false to stop the scan. Frames' `bytes` are views into the scanned buffer; `scanFile`
+ * reads each chunk into a new buffer and never writes into one it has handed out, so a kept
+ * frame stays valid (and keeps its chunk alive: keep few, or copy).
+ */
 export type FrameVisitor = (frame: DecodedFrame) => boolean;
 
 function allZero(bytes: Uint8Array): boolean {

@@ -12,16 +12,21 @@ import {
   encodeActions,
   type Hash32,
   type Json,
+  type Kernel,
   type KernelEvent,
   type TaskId,
 } from '@crustcore/kernel';
 import {
   ACTIONS_KIND,
+  type AppendAck,
   type ArtifactStore,
   type LedgerWriter,
   type ReceiptedToolOutput,
   type ReceiptIssuer,
+  type ReceiptKey,
   type ReceiptRequest,
+  type SnapshotCovers,
+  snapshotFrame,
 } from '@crustcore/ledger';
 import type { PendingEvent, Recorder } from './ports.js';
 
@@ -79,6 +84,11 @@ export class LedgerRecorder implements Recorder {
   }
 
   async appendActions(forSeq: EventSeq, actions: readonly Action[], stateHash: Hash32): Promise<void> {
+    await this.appendAnswer(forSeq, actions, stateHash);
+  }
+
+  /** appendActions, resolving with the frame's ack: a snapshot that follows it names its seq and hash. */
+  async appendAnswer(forSeq: EventSeq, actions: readonly Action[], stateHash: Hash32): Promise<AppendAck> {
     const first = actions.find((a) => 'taskId' in a && a.taskId !== null) as { taskId?: TaskId } | undefined;
     const ack = await this.#writer.append({
       kind: ACTIONS_KIND,
@@ -89,6 +99,18 @@ export class LedgerRecorder implements Recorder {
       payload: { for: forSeq, actions: JSON.parse(encodeActions(actions)) as Json, state: stateHash },
     });
     if (ack._tag === 'Left') throw new Error(`ledger append failed: ${JSON.stringify(ack.left)}`);
+    return ack.right;
+  }
+
+  /**
+   * Appends a snapshot of `kernel` right after the actions frame `covers` (snapshot.ts in the
+   * ledger). A state too big for one frame is not snapshotted: false, and opening replays instead.
+   */
+  async appendSnapshot(key: ReceiptKey, covers: SnapshotCovers, kernel: Kernel): Promise<boolean> {
+    const ack = await this.#writer.append(snapshotFrame(key, covers, kernel, this.#clockMs()));
+    if (ack._tag === 'Right') return true;
+    if (ack.left._tag === 'FrameInputError' && ack.left.field === 'payload') return false;
+    throw new Error(`ledger append failed: ${JSON.stringify(ack.left)}`);
   }
 
   async appendNote(kind: string, taskId: TaskId, payload: Json): Promise<void> {

@@ -4,8 +4,10 @@
  * recorded answer on the way), and from then on every task of that ledger —
  * `run`, `chat`, the daemon, MCP — steps this one kernel through `submit`.
  *
- *   open ─► lock ─► rebuild (replay) ─► [kernel.open frame if new] ─► compact finished tasks
+ *   open ─► lock ─► rebuild (newest verified snapshot + replay of the rest) ─► [kernel.open frame if new]
+ *        ─► compact finished tasks
  *   submit(event) ─► append event ─► kernel.step ─► append kernel.actions      (serialized)
+ *                 ─► every `snapshotEveryFrames` frames: append kernel.snapshot (under the same lock)
  *
  * The kernel config and behaviour flags live in the log's `kernel.open` frame;
  * a log opened before keeps the config it recorded, whatever today's defaults
@@ -15,9 +17,6 @@
 import {
   type Action,
   createKernel,
-  decodeKernelEvent,
-  encodeActions,
-  isKernelEventKind,
   type Json,
   type Kernel,
   type KernelConfig,
@@ -27,15 +26,16 @@ import {
 } from '@crustcore/kernel';
 import {
   type ArtifactStore,
-  decodeKernelOpening,
+  DEFAULT_SNAPSHOT_EVERY_FRAMES,
   type IntegrityFailure,
   kernelOpening,
+  kernelReplay,
   LedgerWriter,
   OPEN_KIND,
   ReceiptIssuer,
   type ReceiptKey,
-  type ReplayKernel,
   rebuildKernel,
+  type UntrustedSnapshot,
 } from '@crustcore/ledger';
 import { LedgerRecorder, type Redact } from './ledger-recorder.js';
 import type { PendingEvent } from './ports.js';
@@ -68,6 +68,17 @@ export interface OpenSpineOptions {
   readonly redact?: Redact;
   /** Used only when the log has no kernel yet; an opened log keeps the config it recorded. */
   readonly kernelConfig?: Partial<KernelConfig>;
+  /** Frames between kernel snapshots (default DEFAULT_SNAPSHOT_EVERY_FRAMES); 0 writes none. */
+  readonly snapshotEveryFrames?: number;
+}
+
+/** How the open went: where the kernel came from, and any snapshot that was not trusted. */
+export interface SpineOpenReport {
+  /** Seq of the snapshot the kernel was restored from; undefined: replayed from seq 1. */
+  readonly resumedAtSnapshot: number | undefined;
+  /** Frames replayed (kernel events) after the snapshot, or from the start. */
+  readonly replayedEvents: number;
+  readonly untrustedSnapshots: readonly UntrustedSnapshot[];
 }
 
 export interface SubmittedStep {
@@ -75,42 +86,31 @@ export interface SubmittedStep {
   readonly actions: readonly Action[];
 }
 
-/** Replays with the real kernel and remembers the instance the replayer ends with. */
-function trackingKernel(config: Partial<KernelConfig>): { replay: ReplayKernel<KernelEvent>; last: () => Kernel } {
-  let last = createKernel(config);
-  const replay: ReplayKernel<KernelEvent> = {
-    isKernelEventKind,
-    decode: decodeKernelEvent,
-    createKernel: () => {
-      last = createKernel(config);
-      return last;
-    },
-    encodeActions: (actions) => encodeActions(actions as readonly Action[]),
-    open: (payload) => {
-      const opening = decodeKernelOpening(payload);
-      if (opening._tag === 'Left') return opening;
-      last = createKernel(opening.right.config);
-      return { _tag: 'Right', right: last };
-    },
-    legacyFreshKernelOn: 'TaskCreated',
-  };
-  // The first instance is the replayer's initial one, created in its constructor.
-  return { replay, last: () => last };
-}
-
 export class LedgerSpine {
   readonly recorder: LedgerRecorder;
   readonly logPath: string;
+  readonly openReport: SpineOpenReport;
   readonly #writer: LedgerWriter;
   readonly #kernel: Kernel;
+  readonly #key: ReceiptKey;
+  readonly #snapshotEvery: number;
+  /** Seq of the newest trusted snapshot (or of the actions frame a skipped one would have covered). */
+  #snapshotAt: number;
   #chain: Promise<unknown> = Promise.resolve();
   #closed = false;
 
-  private constructor(logPath: string, writer: LedgerWriter, kernel: Kernel, recorder: LedgerRecorder) {
-    this.logPath = logPath;
-    this.#writer = writer;
-    this.#kernel = kernel;
-    this.recorder = recorder;
+  private constructor(
+    options: OpenSpineOptions,
+    parts: { writer: LedgerWriter; kernel: Kernel; recorder: LedgerRecorder; report: SpineOpenReport },
+  ) {
+    this.logPath = options.logPath;
+    this.#writer = parts.writer;
+    this.#kernel = parts.kernel;
+    this.recorder = parts.recorder;
+    this.openReport = parts.report;
+    this.#key = options.key;
+    this.#snapshotEvery = options.snapshotEveryFrames ?? DEFAULT_SNAPSHOT_EVERY_FRAMES;
+    this.#snapshotAt = parts.report.resumedAtSnapshot ?? 0;
   }
 
   /** Opens the ledger: lock, rebuild, open a kernel if the log has none, compact finished tasks. */
@@ -133,8 +133,7 @@ export class LedgerSpine {
 
   static async #rebuild(options: OpenSpineOptions, writer: LedgerWriter): Promise<LedgerSpine> {
     const config = options.kernelConfig ?? {};
-    const tracking = trackingKernel(config);
-    const rebuilt = rebuildKernel(options.logPath, tracking.replay);
+    const rebuilt = rebuildKernel(options.logPath, kernelReplay(config), { key: options.key });
     if (rebuilt.failure !== undefined) {
       throw new LedgerOpenFailed(
         `the event log ${options.logPath} does not replay (${describeIntegrity(rebuilt.failure)}); nothing was run. ` +
@@ -143,7 +142,7 @@ export class LedgerSpine {
     }
     const receipts = new ReceiptIssuer(options.key, { prevReceiptHash: rebuilt.lastReceiptHash as never });
     const recorder = new LedgerRecorder(writer, options.artifacts, receipts, options.clockMs, options.redact);
-    let kernel = tracking.last();
+    let kernel = rebuilt.kernel;
     if (!rebuilt.opened) {
       // From this frame on, replay steps one kernel with this config (see OPEN_KIND).
       const opening = kernelOpening(config);
@@ -157,7 +156,12 @@ export class LedgerSpine {
       if (ack._tag === 'Left') throw new LedgerOpenFailed(`cannot write to ${options.logPath}: ${ack.left._tag}`);
       kernel = createKernel(opening.config);
     }
-    const spine = new LedgerSpine(options.logPath, writer, kernel, recorder);
+    const report: SpineOpenReport = {
+      resumedAtSnapshot: rebuilt.resumedAtSnapshot,
+      replayedEvents: rebuilt.summary.events,
+      untrustedSnapshots: rebuilt.untrustedSnapshots,
+    };
+    const spine = new LedgerSpine(options, { writer, kernel, recorder, report });
     for (const taskId of rebuilt.taskIds) await spine.compact(taskId as TaskId);
     return spine;
   }
@@ -177,7 +181,12 @@ export class LedgerSpine {
       if (this.#closed) throw new Error('the ledger is closed');
       const event = await this.recorder.appendEvent(pending);
       const actions = this.#kernel.step(event);
-      await this.recorder.appendActions(event.seq, actions, this.#kernel.stateHash());
+      const answer = await this.recorder.appendAnswer(event.seq, actions, this.#kernel.stateHash());
+      if (this.#snapshotEvery > 0 && answer.seq - this.#snapshotAt >= this.#snapshotEvery) {
+        // Taken right after the actions frame, before any other kernel event: the state it covers.
+        await this.recorder.appendSnapshot(this.#key, answer, this.#kernel);
+        this.#snapshotAt = answer.seq;
+      }
       return { event, actions };
     });
     this.#chain = next.catch(() => undefined);

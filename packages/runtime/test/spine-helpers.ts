@@ -9,7 +9,7 @@ export interface TempLedger {
   readonly dir: string;
   readonly logPath: string;
   readonly key: ReceiptKey;
-  open(): Promise<LedgerSpine>;
+  open(options?: { readonly snapshotEveryFrames?: number }): Promise<LedgerSpine>;
   replay(): ReturnType<typeof inspectLog>;
   remove(): void;
 }
@@ -24,12 +24,13 @@ export function tempLedger(): TempLedger {
     dir,
     logPath,
     key: key.right,
-    open: () =>
+    open: (options = {}) =>
       LedgerSpine.open({
         logPath,
         artifacts: new ArtifactStore(join(dir, 'artifacts')),
         key: key.right,
         clockMs: () => clock++,
+        ...options,
       }),
     replay: () =>
       inspectLog({

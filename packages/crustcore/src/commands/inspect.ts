@@ -84,6 +84,20 @@ function describeHead(report: InspectReport): string {
   }
 }
 
+/** Kernel snapshots, and loudly each one `open` will not trust (it replays past those instead). */
+function printSnapshots(io: Io, report: InspectReport): void {
+  const { total, untrusted } = report.snapshots;
+  if (total === 0) return;
+  writeLine(io.stdout, `${io.out.bold('snapshots:')} ${total} kernel snapshot(s), ${untrusted.length} not trusted`);
+  for (const bad of untrusted) {
+    writeLine(
+      io.stdout,
+      `${io.out.yellow('untrusted snapshot:')} seq ${bad.seq}: ${bad.reason} — opening never starts from it ` +
+        '(it replays the frames instead); run "crustcore inspect --replay" to compare it with the replayed state',
+    );
+  }
+}
+
 function printHuman(io: Io, logPath: string, report: InspectReport): void {
   const s = io.out;
   const { chain } = report;
@@ -100,6 +114,7 @@ function printHuman(io: Io, logPath: string, report: InspectReport): void {
     io.stdout,
     `${s.bold('checked:')} ${report.receiptsChecked} receipts, ${report.artifactsChecked} artifacts, ${report.kernelEventsChecked} kernel events`,
   );
+  printSnapshots(io, report);
   if (report.replay !== undefined) {
     const unanswered =
       report.replay.unanswered.length === 0
@@ -107,7 +122,10 @@ function printHuman(io: Io, logPath: string, report: InspectReport): void {
         : `; no recorded actions for seq ${report.replay.unanswered.join(', ')} (runtime stopped)`;
     writeLine(
       io.stdout,
-      `${s.bold('replay:')} ${report.replay.events} events → ${report.replay.actions} actions reproduced, state ${report.replay.finalStateHash.slice(0, 16)}${unanswered}`,
+      `${s.bold('replay:')} ${report.replay.events} events → ${report.replay.actions} actions reproduced, state ${report.replay.finalStateHash.slice(0, 16)}${unanswered}` +
+        (report.replay.snapshotsChecked > 0
+          ? `; ${report.replay.snapshotsChecked} snapshot(s) equal to the replayed state`
+          : ''),
     );
   }
   for (const story of report.tasks) {
