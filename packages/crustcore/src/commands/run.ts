@@ -94,6 +94,30 @@ function argvOption(name: string, text: string): Argv {
   return split.right;
 }
 
+/** The native agent's options from the command line (paths resolved where the user typed them). */
+function packOptionsOf(values: Readonly<Record<string, unknown>>, cwd: string): Record<string, string> {
+  const text = (name: string): string | undefined => {
+    const value = values[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const options: Record<string, string> = {};
+  const set = (key: string, value: string | undefined): void => {
+    if (value !== undefined) options[key] = value;
+  };
+  const path = (name: string): string | undefined => {
+    const value = text(name);
+    return value === undefined ? undefined : resolve(cwd, value);
+  };
+  set('model', text('model'));
+  set('replay', path('replay'));
+  set('record', path('record'));
+  set('modelsConfig', path('models-config'));
+  set('resume', text('resume'));
+  set('thinking', text('thinking'));
+  set('maxTurns', text('max-turns'));
+  return options;
+}
+
 export const runCommand: Command = {
   ...runSpec,
   async run(args, io) {
@@ -234,15 +258,7 @@ export const runCommand: Command = {
               // The worker's own files are found where the user typed the command.
               host: { cwd: io.cwd, path: io.env.PATH ?? '' },
             });
-          const packOptions: Record<string, string> = {};
-          if (values.model !== undefined) packOptions.model = values.model;
-          if (values.replay !== undefined) packOptions.replay = resolve(io.cwd, values.replay);
-          if (values.record !== undefined) packOptions.record = resolve(io.cwd, values.record);
-          if (values['models-config'] !== undefined)
-            packOptions.modelsConfig = resolve(io.cwd, values['models-config']);
-          if (values.resume !== undefined) packOptions.resume = values.resume;
-          if (values.thinking !== undefined) packOptions.thinking = values.thinking;
-          if (values['max-turns'] !== undefined) packOptions.maxTurns = values['max-turns'];
+          const packOptions = packOptionsOf(values, io.cwd);
           return loadPackBackend(backendName, {
             workerCap,
             toolGate,
