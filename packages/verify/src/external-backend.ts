@@ -113,10 +113,13 @@ export class ExternalCommandBackend implements CodingBackend {
    */
   #capFor(extra: readonly ExtraBindRequest[]): SandboxExecCap | string {
     if (extra.length === 0 || this.#cap.backend !== 'bubblewrap') return this.#cap;
+    // Everything the given capability carried stays: the dependency binds too (losing them
+    // here once left every worker without node_modules or its venv).
     const minted = mintSandboxExecCap('worker', {
       backend: this.#cap.backend,
       limits: this.#cap.limits,
       extraBinds: [...this.#cap.extraBinds, ...extra],
+      environment: this.#cap.environment,
     });
     return minted._tag === 'Left' ? minted.left.message : minted.right;
   }
