@@ -4,7 +4,8 @@
  * worktree, the apply journal. The model is scripted — replayed trajectories
  * or a scripted server on 127.0.0.1 speaking the OpenAI Chat protocol.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INVARIANT_REMINDER, onlyInsideWrappers, scriptedTrajectory } from '@crustcore/agent';
 import type { ApprovalChannel } from '@crustcore/runtime';
@@ -322,5 +323,57 @@ describe('golden agent: prompt injection in a repository file, test output and a
     } finally {
       await server.close();
     }
+  });
+});
+
+describe("golden agent: the agent's commands see the task environment", () => {
+  // A dependency with a bin, installed by real npm (a file: dependency, so no registry is needed).
+  const INSTALLED_REPO: Readonly<Record<string, string>> = {
+    ...CALC_REPO,
+    '.gitignore': 'node_modules\n',
+    'package.json': JSON.stringify({
+      name: 'calc',
+      version: '1.0.0',
+      scripts: { test: 'greet && node --test' },
+      devDependencies: { greet: 'file:vendor/greet' },
+    }),
+    'vendor/greet/package.json': JSON.stringify({ name: 'greet', version: '1.0.0', bin: { greet: 'greet.js' } }),
+    'vendor/greet/greet.js': "#!/usr/bin/env node\nconsole.log('hello from greet');\n",
+  };
+
+  async function runTestsOnce(environment: boolean): Promise<string> {
+    const server = await startModelServer(
+      (_request, index) =>
+        [{ calls: [{ name: 'run_command', arguments: { argv: ['npm', 'test'] } }] }, { text: 'ran the tests' }][
+          index
+        ] ?? { text: 'done' },
+    );
+    try {
+      const box = makeBox(INSTALLED_REPO);
+      execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--silent'], { cwd: box.repo });
+      // The bin is committed executable (npm made the checkout's copy so; the worktree has git's).
+      chmodSync(join(box.repo, 'vendor/greet/greet.js'), 0o755);
+      execFileSync('git', ['add', 'package-lock.json', 'vendor/greet/greet.js'], { cwd: box.repo });
+      execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', 'commit', '-qm', 'lockfile'], {
+        cwd: box.repo,
+      });
+      const registry = join(box.root, 'models.json');
+      writeFileSync(registry, registryFor(server));
+      // Verify runs node --test (the base fails on its bugs, not on the environment), so the task goes
+      // on to the agent's own npm test either way.
+      await runNative(box, { modelsConfig: registry, maxRevisits: 0, environment });
+      const told = (server.requests[1]?.json.messages ?? []).filter((m) => m.role === 'tool');
+      return told.map((m) => String(m.content)).join('\n');
+    } finally {
+      await server.close();
+    }
+  }
+
+  it('npm test from the agent finds the installed bin (control: without the environment it is not found)', async () => {
+    const control = await runTestsOnce(false);
+    expect(control).not.toContain('hello from greet');
+    expect(control).toMatch(/not found/);
+    const told = await runTestsOnce(true);
+    expect(told, told).toContain('hello from greet');
   });
 });

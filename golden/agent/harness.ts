@@ -86,6 +86,8 @@ export async function runNative(
     readonly maxRevisits?: number;
     readonly verifyArgv?: readonly [string, ...string[]];
     readonly extraOptions?: Readonly<Record<string, string>>;
+    /** false: run without the task environment (as `--no-environment`). */
+    readonly environment?: boolean;
   },
 ): Promise<NativeRun> {
   const events: AgentEvent[] = [];
@@ -104,11 +106,15 @@ export async function runNative(
     env,
     verifyArgv: options.verifyArgv ?? ['node', '--test'],
     verifyArgvFromUser: true,
-    makeBackend: async ({ toolGate }) => {
+    ...(options.environment === undefined ? {} : { environment: options.environment }),
+    // As the CLI does: the worker capability and PATH carry the task environment to the agent's commands.
+    makeBackend: async ({ toolGate, workerCap, workerPathFor }) => {
       const made = await createBackend('native', {
         env,
         goal,
         toolGate,
+        workerCap,
+        workerPathFor,
         home: box.home,
         options: {
           ...(options.replay === undefined ? {} : { replay: options.replay }),

@@ -6,12 +6,15 @@
  * `--replay` file, an unknown model) throw `AgentSetupError` before the task
  * starts; everything after that is a value in the `BackendResult`.
  */
+import { err, ok } from '@crustcore/kernel';
 import type { ThinkingLevel, Trajectory } from '@crustcore/net';
+import { mintSandboxExecCap, type SandboxExecCap } from '@crustcore/sandbox';
 import type { CodingBackend } from '@crustcore/verify';
 import type { AgentEventSink } from '../loop/agent-events.js';
 import type { SteeringSource } from '../loop/agent-loop.js';
 import { setupModel } from '../model/model-setup.js';
 import type { ToolGate } from '../tool-gate.js';
+import type { WorkspaceOptions } from '../tools/workspace.js';
 import { NativeAgentBackend } from './native-backend.js';
 
 /** What the CLI passes (a superset of the fields used is fine). */
@@ -34,8 +37,31 @@ export interface NativeBackendContext {
   readonly steering?: SteeringSource;
   /** A trajectory to replay, given directly instead of `options.replay`. */
   readonly trajectory?: Trajectory;
-  /** Unused by the native agent (its commands use `build`/`verify` capabilities); accepted for compatibility. */
-  readonly workerCap?: unknown;
+  /**
+   * The task's worker capability. The agent's commands run in `build`/`verify`
+   * capabilities of their own; from this one they take the task environment's
+   * binds (the user's node_modules, venv and toolchain), so `npm test` finds
+   * what the tests will.
+   */
+  readonly workerCap?: () => SandboxExecCap;
+  /** PATH for commands inside the worktree (dependency bins, toolchain), or null. */
+  readonly workerPathFor?: ((worktreeRoot: string) => string) | null;
+}
+
+/** Capabilities for the agent's commands that carry the task environment's binds. */
+function environmentCaps(context: NativeBackendContext): WorkspaceOptions['sandboxCap'] | undefined {
+  if (context.workerCap === undefined) return undefined;
+  let environment: SandboxExecCap['environment'];
+  try {
+    environment = context.workerCap().environment;
+  } catch {
+    // No worker capability here (no sandbox): the workspace mints its own and says why it cannot.
+    return undefined;
+  }
+  return (profile) => {
+    const minted = mintSandboxExecCap(profile, { environment });
+    return minted._tag === 'Left' ? err(minted.left.message) : ok(minted.right);
+  };
 }
 
 /** A setup problem the user can fix; `fix` says how. */
@@ -87,6 +113,7 @@ export async function createNativeBackend(context: NativeBackendContext): Promis
   const setup = model.right;
   const thinking = thinkingOption(o.thinking);
   const maxTurns = turnsOption(o.maxTurns);
+  const sandboxCap = environmentCaps(context);
   return new NativeAgentBackend({
     provider: setup.provider,
     model: setup.model,
@@ -97,6 +124,10 @@ export async function createNativeBackend(context: NativeBackendContext): Promis
     afterAttempt: setup.save,
     notes: setup.warnings,
     routeRoles: setup.routeRoles,
+    ...(sandboxCap === undefined ? {} : { sandboxCap }),
+    ...(context.workerPathFor === undefined || context.workerPathFor === null
+      ? {}
+      : { pathFor: context.workerPathFor }),
     ...(context.onEvent === undefined ? {} : { onEvent: context.onEvent }),
     ...(context.steering === undefined ? {} : { steering: context.steering }),
     ...(o.resume === undefined ? {} : { resume: o.resume }),

@@ -59,6 +59,8 @@ export interface NativeAgentOptions {
   readonly mode?: PromptMode;
   readonly scrub?: (text: string) => string;
   readonly sandboxCap?: WorkspaceOptions['sandboxCap'];
+  /** PATH for the agent's commands in its worktree (the task environment's). */
+  readonly pathFor?: WorkspaceOptions['pathFor'];
   /** Runs after every attempt (a recording provider saves here). */
   readonly afterAttempt?: () => Promise<void>;
   /** Route hints for a registry router; unset when the provider serves one model. */
@@ -150,6 +152,7 @@ export class NativeAgentBackend implements CodingBackend {
       scope: `task:${input.taskId}`,
       ...(o.scrub === undefined ? {} : { scrub: o.scrub }),
       ...(o.sandboxCap === undefined ? {} : { sandboxCap: o.sandboxCap }),
+      ...(o.pathFor === undefined ? {} : { pathFor: o.pathFor }),
       onCommand: (record) => this.#commands.push(record),
     });
     if (opened._tag === 'Left') return { error: `cannot open the worktree: ${opened.left.message}` };

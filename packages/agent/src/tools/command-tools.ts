@@ -54,12 +54,14 @@ async function runInSandbox(
 ): Promise<{ readonly result: SandboxedResult } | { readonly refusal: string }> {
   const cap = workspace.sandbox(profile);
   if (cap._tag === 'Left') return { refusal: `the sandbox is unavailable: ${cap.left}` };
+  const path = workspace.commandPath();
   const gated = await workspace.gate.withSandboxRun(
     () =>
       runSandboxed(cap.right, {
         argv,
         worktreeRoot: workspace.path,
         cwd,
+        ...(path === null ? {} : { env: { PATH: path } }),
         timeoutMs,
         maxOutputBytes: Math.min(COMMAND_OUTPUT_BYTES, cap.right.profile.maxOutputBytes),
         signal,

@@ -30,6 +30,8 @@ export interface WorkspaceOptions {
   readonly scrub?: (text: string) => string;
   /** Told about every sandboxed command that ran (for the backend result). */
   readonly onCommand?: (record: CommandRecord) => void;
+  /** PATH for commands in a worktree (the task environment's dependency bins and toolchain). */
+  readonly pathFor?: ((worktreeRoot: string) => string) | null;
 }
 
 export interface WorkspaceError {
@@ -50,6 +52,7 @@ export class AgentWorkspace {
   readonly #caps = new Map<CommandProfile, SandboxExecCap>();
   readonly scrub: (text: string) => string;
   readonly #onCommand: (record: CommandRecord) => void;
+  readonly #pathFor: ((worktreeRoot: string) => string) | null;
 
   private constructor(root: WorktreeRoot, write: FsWriteCap, options: WorkspaceOptions) {
     this.#root = root;
@@ -58,6 +61,12 @@ export class AgentWorkspace {
     this.#sandboxCap = options.sandboxCap ?? defaultSandboxCap;
     this.scrub = options.scrub ?? ((text) => text);
     this.#onCommand = options.onCommand ?? (() => undefined);
+    this.#pathFor = options.pathFor ?? null;
+  }
+
+  /** PATH for the agent's commands here, or null for the sandbox's default. */
+  commandPath(): string | null {
+    return this.#pathFor === null ? null : this.#pathFor(this.path);
   }
 
   /** Notes a command that ran in the sandbox (argv and exit code, as CrustCore saw them). */

@@ -229,7 +229,7 @@ function chatBackend(
   keep: (backend: NativeAgentBackend) => void,
 ): RunTaskOptions['makeBackend'] {
   const { io, values, state } = ctx;
-  return async ({ toolGate }) => {
+  return async ({ toolGate, workerCap, workerPathFor }) => {
     const options: Record<string, string> = {};
     if (state.model !== undefined) options.model = state.model;
     if (values['models-config'] !== undefined) options.modelsConfig = resolve(io.cwd, values['models-config']);
@@ -240,6 +240,8 @@ function chatBackend(
       env: io.env,
       goal: text,
       toolGate,
+      workerCap,
+      workerPathFor,
       home: ctx.home,
       options,
       onEvent: ctx.printEvent,

@@ -37,6 +37,7 @@ import { daemonSpec } from './pack-specs.js';
 const loadDaemonBackend: BackendLoader = (request) =>
   loadPackBackend(request.name, {
     workerCap: request.runtime.workerCap,
+    workerPathFor: request.runtime.workerPathFor,
     toolGate: request.runtime.toolGate,
     note: request.runtime.note,
     env: request.env,

@@ -14,6 +14,8 @@ export const PACK_BACKENDS: readonly string[] = ['codex', 'claude', 'native'];
 
 export interface PackBackendContext {
   readonly workerCap: () => SandboxExecCap;
+  /** PATH for the worker inside its worktree (the task environment's), or null. */
+  readonly workerPathFor: ((worktreeRoot: string) => string) | null;
   readonly env: NodeJS.ProcessEnv;
   readonly goal: string;
   /** The kernel-mediated tool gate (native agent). */

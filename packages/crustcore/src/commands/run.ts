@@ -261,6 +261,7 @@ export const runCommand: Command = {
           const packOptions = packOptionsOf(values, io.cwd);
           return loadPackBackend(backendName, {
             workerCap,
+            workerPathFor,
             toolGate,
             env: io.env,
             goal: values.goal ?? '',
