@@ -27,7 +27,8 @@ check "tidy (xtask tidy)" npm run --silent xtask -- tidy
 
 summary=$(mktemp)
 printf '\n── vitest\n'
-CRUSTCORE_SUMMARY_FILE="$summary" npx vitest run
+# setup.sh just built every package: golden tests must not rebuild the CLI under each other.
+CRUSTCORE_CLI_BUILT=1 CRUSTCORE_SUMMARY_FILE="$summary" npx vitest run
 vitest_rc=$?
 if [ -s "$summary" ]; then
   read -r vp vf vs < <(node -e 'const s=JSON.parse(require("node:fs").readFileSync(process.argv[1],"utf8"));console.log(s.passed,s.failed,s.skipped)' "$summary")
