@@ -18,6 +18,7 @@ import {
   type ApprovalRequest,
   type CommandRecord,
   type PendingEvent,
+  patchVerifiedEvent,
   randomIds,
   type VerifyOutcome,
   type VerifySession,
@@ -163,21 +164,7 @@ export class TaskDriver {
       });
       return events;
     }
-    events.push({
-      kind: 'PatchVerified',
-      taskId,
-      patchHash,
-      treeHash: outcome.treeHash,
-      baseCommit: outcome.baseCommit,
-      argv: [...outcome.argv],
-      profile: outcome.profile,
-      exitCode: 0,
-      stdoutHash: outcome.stdoutHash,
-      stderrHash: outcome.stderrHash,
-      risks: [...outcome.risks],
-      approvalId: randomIds.approvalId(),
-      nonce: randomIds.nonce(),
-    });
+    events.push(patchVerifiedEvent(taskId, patchHash, outcome, randomIds.approvalId(), randomIds.nonce()));
     return events;
   }
 

@@ -50,6 +50,7 @@ export { type RuntimeIds, randomIds, randomToken } from './runtime-ids.js';
 export { loadRuntimeRedactor } from './runtime-redactor.js';
 export {
   type KernelSteps,
+  patchVerifiedEvent,
   TaskLoop,
   type TaskOutcome,
   type TaskOutcomeKind,

@@ -33,6 +33,7 @@ import type {
   PendingEvent,
   Recorder,
   Verifier,
+  VerifyOutcome,
   WorkerRun,
   Workspace,
 } from './ports.js';
@@ -572,23 +573,7 @@ export class TaskLoop {
     this.#risks = [...new Set([...this.#proposedRisks, ...outcome.risks])].sort();
     this.#memory.evidence = `${outcome.argv.join(' ')} → exit 0 in the ${outcome.profile} sandbox${outcome.testsRun === null ? '' : ` (${outcome.testsRun} tests)`}`;
     const approvalId: ApprovalId = this.#ports.ids.approvalId();
-    return [
-      {
-        kind: 'PatchVerified',
-        taskId,
-        patchHash,
-        treeHash: outcome.treeHash,
-        baseCommit: outcome.baseCommit,
-        argv: [...outcome.argv],
-        profile: outcome.profile,
-        exitCode: 0,
-        stdoutHash: outcome.stdoutHash,
-        stderrHash: outcome.stderrHash,
-        risks: [...outcome.risks],
-        approvalId,
-        nonce: this.#ports.ids.nonce(),
-      },
-    ];
+    return [patchVerifiedEvent(taskId, patchHash, outcome, approvalId, this.#ports.ids.nonce())];
   }
 
   async #approve(request: Extract<Action, { kind: 'RequestApproval' }>): Promise<PendingEvent[]> {
@@ -615,4 +600,29 @@ export class TaskLoop {
       },
     ];
   }
+}
+
+/** The kernel event for a passed verification; every surface that verifies sends this one shape. */
+export function patchVerifiedEvent(
+  taskId: TaskId,
+  patchHash: Hash32,
+  outcome: Extract<VerifyOutcome, { kind: 'passed' }>,
+  approvalId: ApprovalId,
+  nonce: string,
+): PendingEvent {
+  return {
+    kind: 'PatchVerified',
+    taskId,
+    patchHash,
+    treeHash: outcome.treeHash,
+    baseCommit: outcome.baseCommit,
+    argv: [...outcome.argv],
+    profile: outcome.profile,
+    exitCode: 0,
+    stdoutHash: outcome.stdoutHash,
+    stderrHash: outcome.stderrHash,
+    risks: [...outcome.risks],
+    approvalId,
+    nonce,
+  };
 }
