@@ -8,11 +8,13 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CALC_REPO, makeBox } from './agent/harness.js';
 import { type ModelServer, registryFor, startModelServer } from './agent/model-server.js';
+import { buildCli, CLI } from './cli-harness.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
+beforeAll(() => buildCli(), 60_000);
 const tmux = (...args: string[]): string => execFileSync('tmux', args, { encoding: 'utf8' });
 const screen = (session: string): string => tmux('capture-pane', '-p', '-J', '-S', '-400', '-t', session);
 
@@ -92,7 +94,7 @@ describe('crustcore chat in a terminal', () => {
     session = `crustcore-chat-${process.pid}-${Date.now()}`;
     const command = [
       `cd ${REPO_ROOT}`,
-      `env CRUSTCORE_HOME=${box.home} HOME=${box.root} NO_COLOR=1 ${process.execPath} --conditions=source --import tsx golden/agent/chat-main.ts --dir ${box.repo} --models-config ${registry} --verify "node --test" --approve ask`,
+      `env CRUSTCORE_HOME=${box.home} HOME=${box.root} NO_COLOR=1 ${process.execPath} ${CLI} chat --dir ${box.repo} --models-config ${registry} --verify "node --test" --approve ask`,
       'echo CHAT-EXITED $?',
       'sleep 60',
     ].join('; ');

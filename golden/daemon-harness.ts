@@ -1,6 +1,6 @@
 /**
- * Helpers for the daemon and MCP golden tests: the CLI run from source (so
- * the state and MCP packs come from their TypeScript, never a stale build),
+ * Helpers for the daemon and MCP golden tests: the built CLI (the `crustcore`
+ * bin users run; built once here unless `npm test` already built everything),
  * long-running daemons whose JSON log lines can be awaited, and a raw client
  * for the admin socket.
  */
@@ -9,14 +9,12 @@ import { mkdtempSync, realpathSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT } from './cli-harness.js';
+import { buildCli, CLI, REPO_ROOT } from './cli-harness.js';
 
-export const CLI_ARGS: readonly string[] = [
-  '--conditions=source',
-  '--import',
-  'tsx',
-  join(REPO_ROOT, 'golden/daemon-cli.ts'),
-];
+// The bin, not the TypeScript sources through tsx: a tsx start costs ~10× the CPU of the built
+// CLI's, and these suites start the CLI hundreds of times.
+buildCli();
+export const CLI_ARGS: readonly string[] = [CLI];
 
 export const tempDir = (prefix: string): string => realpathSync(mkdtempSync(join(tmpdir(), prefix)));
 

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelServer, registryFor, startModelServer } from './agent/model-server.js';
-import { buildCli, crustcore, makeRepo, NODE_REPO, type Sandbox } from './cli-harness.js';
+import { buildCli, CLI, crustcore, makeRepo, NODE_REPO, type Sandbox } from './cli-harness.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 beforeAll(() => buildCli(), 60_000);
@@ -69,10 +69,8 @@ async function twoChatRequests(box: Sandbox): Promise<string> {
   chat = spawn(
     process.execPath,
     [
-      '--conditions=source',
-      '--import',
-      'tsx',
-      'golden/agent/chat-main.ts',
+      CLI,
+      'chat',
       '--dir',
       box.repo,
       '--models-config',

@@ -11,7 +11,7 @@
  *
  * Trees live on tmpfs when available: a process kill never loses the page
  * cache, so fsync cost would only slow the trials without testing more.
- * CRUSTCORE_NIGHTLY=1 runs 10,000 random trials instead of 300 (every step is also
+ * CRUSTCORE_NIGHTLY=1 runs 10,000 random trials instead of 120 (every step is also
  * killed deterministically in the two tests before the random ones).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -31,7 +31,7 @@ import {
   writeTree,
 } from '../packages/verify/test/journal-fixture.js';
 
-const RANDOM_TRIALS = process.env.CRUSTCORE_NIGHTLY === '1' ? 10_000 : 300;
+const RANDOM_TRIALS = process.env.CRUSTCORE_NIGHTLY === '1' ? 10_000 : 120;
 const PARALLEL = 2;
 const FILES = 50;
 
