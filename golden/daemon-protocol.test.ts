@@ -134,7 +134,16 @@ describe('approval desk', () => {
       _tag: 'Resolved',
       decision: 'granted',
     });
-    await expect(answer).resolves.toEqual({ decision: 'granted', by: 'human' });
+    // The two refused grants travel with the answer: the runtime hands them to the kernel, which records
+    // its refusal of each in the task's ledger.
+    await expect(answer).resolves.toEqual({
+      decision: 'granted',
+      by: 'human',
+      refused: [
+        { opHash: '0'.repeat(64), why: 'the operation hash does not match the pending approval' },
+        { opHash: 'f'.repeat(64), why: 'the pending approval is a_one, not a_other' },
+      ],
+    });
     expect(desk.list()).toHaveLength(0);
   });
 
@@ -143,6 +152,7 @@ describe('approval desk', () => {
     await expect(desk.channelFor(job, 'ask', held).resolve(request(), context)).resolves.toEqual({
       decision: 'denied',
       by: 'human',
+      refused: [],
     });
     expect(desk.list()).toHaveLength(0);
   });

@@ -1,37 +1,68 @@
 /**
  * One spine: every surface writes one repository's ledger through one kernel.
- * Three `crustcore run`s and two `crustcore chat` requests (the native agent on
- * a scripted model server) in one repository, then `crustcore inspect --replay`
- * must replay the whole log — before one kernel per ledger, the second task's
- * first frame diverged (exit 20). A second process on a busy ledger gets the
- * documented "busy" exit (75), never a second kernel writing frames.
+ * In one repository: `crustcore run`, an MCP task (the official SDK client
+ * over stdio), a second `run` while that MCP server is still up, two
+ * `crustcore chat` requests (the native agent on a scripted model server), a
+ * task the daemon claims from its queue, and a third `run`. Then `crustcore
+ * inspect --replay` must replay the whole log as one kernel — before one
+ * kernel per ledger, the second task's first frame diverged (exit 20) — and
+ * the log holds exactly one `kernel.open`: every later process, whatever its
+ * surface, continued the kernel the log already had.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelServer, registryFor, startModelServer } from './agent/model-server.js';
 import { buildCli, CLI, crustcore, makeRepo, NODE_REPO, type Sandbox } from './cli-harness.js';
+import { cli, DaemonProcess } from './daemon-harness.js';
+import { framesOf, inspectReplay, type McpSession, mintToken, startMcp } from './mcp-harness.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
-beforeAll(() => buildCli(), 60_000);
-
+const box = makeRepo(NODE_REPO);
+const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: box.root, CRUSTCORE_HOME: box.home, NO_COLOR: '1' };
 let server: ModelServer | null = null;
 let chat: ChildProcess | null = null;
-afterEach(async () => {
+let mcp: McpSession | null = null;
+let daemon: DaemonProcess | null = null;
+
+beforeAll(() => buildCli(), 60_000);
+afterAll(async () => {
   chat?.kill('SIGKILL');
   await server?.close();
+  await mcp?.client.close();
+  await daemon?.stop('SIGKILL');
 });
 
-function commitAll(box: Sandbox, message: string): void {
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: box.root, GIT_CONFIG_NOSYSTEM: '1' };
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: box.repo, stdio: 'pipe', env });
+function commitAll(message: string): void {
+  const gitEnv = { PATH: env.PATH, HOME: box.root, GIT_CONFIG_NOSYSTEM: '1' };
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: box.repo, stdio: 'pipe', env: gitEnv });
   git('add', '-A');
-  git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', message);
+  git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', message);
 }
 
-const runWorker = (box: Sandbox, goal: string, script: string) =>
-  crustcore(box, ['run', '--goal', goal, '--worker', `sh -c "${script}"`, '--approve', 'auto', '--json']);
+/** A `crustcore run` whose own check of the log (everything before it included) must pass. */
+function runTask(goal: string, script: string): string {
+  const run = crustcore(box, ['run', '--goal', goal, '--worker', `sh -c "${script}"`, '--approve', 'auto', '--json']);
+  expect(run.status, run.stdout + run.stderr).toBe(0);
+  expect(run.json?.inspect).toMatchObject({ ok: true });
+  return String(run.json?.stateDir);
+}
+
+async function mcpTask(session: McpSession, stateDir: string): Promise<string> {
+  const created = await session.call('create_task', { goal: 'add a note over MCP' });
+  expect(created.isError, created.text).toBe(false);
+  const taskId = String(created.json?.task_id);
+  const diff = '--- /dev/null\n+++ b/MCP.md\n@@ -0,0 +1 @@\n+from mcp\n';
+  expect((await session.call('stage_diff', { task_id: taskId, diff })).isError).toBe(false);
+  const verified = await session.call('verify', { task_id: taskId });
+  expect(verified.json, `${verified.text}\n${session.stderr()}`).toMatchObject({ passed: true });
+  const minted = mintToken(env, taskId, stateDir);
+  expect(minted.status, minted.stderr).toBe(0);
+  expect((await session.call('approve', { task_id: taskId, token: String(minted.json?.token) })).isError).toBe(false);
+  expect((await session.call('apply', { task_id: taskId })).json).toMatchObject({ applied: true });
+  return taskId;
+}
 
 /** Collects a child's stdout and resolves when `pattern` has appeared `count` times. */
 function outputOf(child: ChildProcess): {
@@ -54,7 +85,7 @@ function outputOf(child: ChildProcess): {
   return { text: () => text, until };
 }
 
-async function twoChatRequests(box: Sandbox): Promise<string> {
+async function twoChatRequests(): Promise<string> {
   server = await startModelServer(
     (_request, index) =>
       [
@@ -66,26 +97,8 @@ async function twoChatRequests(box: Sandbox): Promise<string> {
   );
   const registry = join(box.root, 'models.json');
   writeFileSync(registry, registryFor(server));
-  chat = spawn(
-    process.execPath,
-    [
-      CLI,
-      'chat',
-      '--dir',
-      box.repo,
-      '--models-config',
-      registry,
-      '--verify',
-      'node --test',
-      '--approve',
-      'auto',
-    ],
-    {
-      cwd: REPO_ROOT,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: box.root, CRUSTCORE_HOME: box.home, NO_COLOR: '1' },
-    },
-  );
+  const args = ['chat', '--dir', box.repo, '--models-config', registry, '--verify', 'node --test', '--approve', 'auto'];
+  chat = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'], env });
   const out = outputOf(chat);
   chat.stdin?.write('write CHAT1.md\n');
   await out.until(/committed on crustcore\//, 1);
@@ -97,31 +110,75 @@ async function twoChatRequests(box: Sandbox): Promise<string> {
   return out.text();
 }
 
-describe('one kernel per ledger, across surfaces', () => {
-  it('3 runs and 2 chat requests in one repository replay as one log (inspect --replay exit 0)', async () => {
-    const box = makeRepo(NODE_REPO);
-    const first = runWorker(box, 'fix add', "sed -i 's/a - b/a + b/' src/math.js");
-    expect(first.status, first.stdout + first.stderr).toBe(0);
-    // Later tasks start from HEAD: commit the applied fix, as a person would.
-    commitAll(box, 'fix add');
-    for (const n of [2, 3]) {
-      const run = runWorker(box, `note ${n}`, `echo note${n} > NOTE${n}.md`);
-      expect(run.status, run.stdout + run.stderr).toBe(0);
-      // The run's own check of its log: intact and replayable with every earlier task in it.
-      expect(run.json?.inspect).toMatchObject({ ok: true });
-      expect(readFileSync(join(box.repo, `NOTE${n}.md`), 'utf8')).toBe(`note${n}\n`);
-      commitAll(box, `note ${n}`);
-    }
-    const chatText = await twoChatRequests(box);
-    expect(chatText.match(/committed on crustcore\//g)?.length).toBe(2);
+/** A task queued with `crustcore tasks add` and run by the daemon (PGlite, the default engine). */
+async function daemonTask(): Promise<string> {
+  daemon = new DaemonProcess(env, ['--poll-ms', '200', '--workers', '1']);
+  await daemon.waitFor((line) => line.event === 'daemon.ready', 120_000, 'the daemon to start');
+  const goal = 'note from the daemon';
+  const worker = 'sh -c "echo daemon > DAEMON.md"';
+  const added = cli(env, [
+    'tasks',
+    'add',
+    '--dir',
+    box.repo,
+    '--goal',
+    goal,
+    '--worker',
+    worker,
+    '--approve',
+    'auto',
+    '--json',
+  ]);
+  expect(added.status, added.stderr + added.stdout).toBe(0);
+  const jobId = String(added.json?.jobId);
+  const done = await daemon.waitFor(
+    (line) => line.event === 'job.finished' && line.jobId === jobId,
+    300_000,
+    `job ${jobId} to finish`,
+  );
+  expect(done, JSON.stringify(daemon.lines.slice(-10))).toMatchObject({ status: 'Completed', outcome: 'completed' });
+  expect(await daemon.stop()).toBe(0);
+  daemon = null;
+  return String(added.json?.taskId);
+}
 
-    const stateDir = String(first.json?.stateDir);
-    const inspect = crustcore(box, ['inspect', '--dir', stateDir, '--replay', '--json']);
+describe('one kernel per ledger, across every surface', () => {
+  it('run, MCP, run (MCP server still up), 2 chat requests, a daemon task, run: one log, inspect --replay exit 0', async () => {
+    const ledger = runTask('fix add', "sed -i 's/a - b/a + b/' src/math.js");
+    // Later tasks start from HEAD: commit each applied change, as a person would.
+    commitAll('fix add');
+
+    mcp = await startMcp(env, [
+      '--dir',
+      box.repo,
+      '--verify',
+      'node --test',
+      '--ephemeral',
+      '--state-dir',
+      join(box.root, 'mcp-state'),
+    ]);
+    const mcpTaskId = await mcpTask(mcp, join(box.root, 'mcp-state'));
+    expect(readFileSync(join(box.repo, 'MCP.md'), 'utf8')).toBe('from mcp\n');
+    commitAll('mcp note');
+    // The MCP server is still running: between tool calls it does not hold the ledger.
+    runTask('note 2', 'echo note2 > NOTE2.md');
+    commitAll('note 2');
+
+    expect((await twoChatRequests()).match(/committed on crustcore\//g)?.length).toBe(2);
+    // chat commits its verified changes on its own crustcore/ branch; the work tree stays as it was.
+    const daemonTaskId = await daemonTask();
+    expect(readFileSync(join(box.repo, 'DAEMON.md'), 'utf8')).toBe('daemon\n');
+    commitAll('daemon note');
+    expect(runTask('note 3', 'echo note3 > NOTE3.md')).toBe(ledger);
+
+    const inspect = inspectReplay(env, ledger);
     expect(inspect.status, inspect.stdout + inspect.stderr).toBe(0);
-    const report = inspect.json as { tasks?: unknown[]; replay?: { events: number } } | null;
-    expect(report?.tasks?.length).toBe(5);
-    const log = readFileSync(join(stateDir, 'events.log'));
-    // One kernel.open frame: the log was opened once and every later process continued its kernel.
-    expect(log.toString('latin1').split('kernel.open').length - 1).toBe(1);
-  }, 300_000);
+    const report = inspect.json as { tasks?: unknown[] } | null;
+    expect(report?.tasks?.length).toBe(7);
+    expect(inspect.stdout).toContain(mcpTaskId);
+    expect(inspect.stdout).toContain(daemonTaskId);
+    const frames = framesOf(ledger);
+    expect(frames.filter((f) => f.kind === 'kernel.open')).toHaveLength(1);
+    expect(frames.filter((f) => f.kind === 'TaskCreated')).toHaveLength(7);
+  }, 900_000);
 });

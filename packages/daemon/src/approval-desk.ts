@@ -10,9 +10,11 @@
  * denies instead of applying.
  */
 import {
+  type ApprovalAnswer,
   type ApprovalChannel,
   type ApprovalContext,
   type ApprovalRequest,
+  type RefusedAnswer,
   sanitizeForTerminal,
 } from '@crustcore/runtime';
 import type { ApproveMode } from './task-job.js';
@@ -21,6 +23,8 @@ export const APPROVAL_LIMITS = {
   maxDiffChars: 64 * 1024,
   maxFiles: 200,
   maxPending: 256,
+  /** Refused answers kept per pending approval (each becomes a kernel Rejected in the task's ledger). */
+  maxRefusedPerApproval: 32,
 } as const;
 
 export interface PendingApproval {
@@ -40,10 +44,12 @@ export interface PendingApproval {
   readonly expiresAtMs: number;
 }
 
-type Decision = { readonly decision: 'granted' | 'denied'; readonly by: 'human' | 'policy-auto' };
+type Decision = ApprovalAnswer;
 
 interface Waiting {
   readonly record: PendingApproval;
+  /** Answers that named another approval or operation: handed to the kernel with the decision. */
+  readonly refused: RefusedAnswer[];
   readonly settle: (decision: Decision) => void;
 }
 
@@ -87,7 +93,7 @@ export class ApprovalDesk {
   channelFor(job: JobIdentity, mode: ApproveMode, leaseHeld: () => Promise<boolean>): ApprovalChannel {
     const fenced = async (decision: Decision): Promise<Decision> => {
       if (decision.decision !== 'granted') return decision;
-      return (await leaseHeld()) ? decision : { decision: 'denied', by: decision.by };
+      return (await leaseHeld()) ? decision : { ...decision, decision: 'denied' };
     };
     return {
       resolve: async (request, context) => {
@@ -121,6 +127,7 @@ export class ApprovalDesk {
       createdAtMs: now,
       expiresAtMs,
     };
+    const refused: RefusedAnswer[] = [];
     return new Promise<Decision>((resolve) => {
       const timer = setTimeout(
         () => {
@@ -133,15 +140,16 @@ export class ApprovalDesk {
               reason: 'timeout',
             });
           }
-          resolve({ decision: 'denied', by: 'human' });
+          resolve({ decision: 'denied', by: 'human', refused });
         },
         Math.max(0, expiresAtMs - now),
       );
       this.#waiting.set(record.approvalId, {
         record,
+        refused,
         settle: (decision) => {
           clearTimeout(timer);
-          resolve(decision);
+          resolve({ ...decision, refused });
         },
       });
       this.#options.onEvent?.('approval.pending', {
@@ -174,20 +182,30 @@ export class ApprovalDesk {
     if (waiting === null) return { _tag: 'NoPendingApproval', id };
     const record = waiting.record;
     if (answer.approvalId !== undefined && answer.approvalId !== record.approvalId) {
-      return {
-        _tag: 'ApprovalChanged',
-        id,
-        message: `the pending approval is ${record.approvalId}, not ${answer.approvalId}`,
-      };
+      const message = `the pending approval is ${record.approvalId}, not ${answer.approvalId}`;
+      return this.#refuse(waiting, grant, answer.opHash, message);
     }
     if (grant && answer.opHash !== record.opHash) {
-      return { _tag: 'ApprovalChanged', id, message: 'the operation hash does not match the pending approval' };
+      return this.#refuse(waiting, grant, answer.opHash, 'the operation hash does not match the pending approval');
     }
     this.#waiting.delete(record.approvalId);
     const decision = grant ? 'granted' : 'denied';
     this.#options.onEvent?.('approval.resolved', { approvalId: record.approvalId, taskId: record.taskId, decision });
     waiting.settle({ decision, by: 'human' });
     return { _tag: 'Resolved', approval: record, decision };
+  }
+
+  /**
+   * A grant aimed at this approval that named another one or another
+   * operation. The person is told why; the kernel is told too, with the
+   * decision, so the refusal is in the task's ledger (a denial needs no record:
+   * it cannot apply anything).
+   */
+  #refuse(waiting: Waiting, grant: boolean, opHash: string | undefined, message: string): ResolveOutcome {
+    if (grant && waiting.refused.length < APPROVAL_LIMITS.maxRefusedPerApproval) {
+      waiting.refused.push({ opHash: (opHash ?? '').slice(0, 128), why: message });
+    }
+    return { _tag: 'ApprovalChanged', id: waiting.record.approvalId, message };
   }
 
   /** Denies whatever a job is waiting for (the job is being cancelled, killed or stopped). */

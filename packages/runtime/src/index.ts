@@ -22,6 +22,7 @@ export {
   type SubmittedStep,
 } from './ledger-spine.js';
 export type {
+  ApprovalAnswer,
   ApprovalChannel,
   ApprovalContext,
   ApprovalRequest,
@@ -33,6 +34,7 @@ export type {
   Narrator,
   PendingEvent,
   Recorder,
+  RefusedAnswer,
   Verifier,
   VerifyOutcome,
   WorkerRun,

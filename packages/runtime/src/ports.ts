@@ -125,12 +125,27 @@ export interface ApprovalContext {
   readonly evidence: string | null;
 }
 
+/**
+ * An answer the channel refused while the request waited: it named another
+ * approval or another operation than the one asked about (a forged, stale or
+ * misdirected grant). The runtime hands each to the kernel as what it claimed
+ * to be, so the kernel's refusal of it is in the ledger.
+ */
+export interface RefusedAnswer {
+  /** The operation hash the answer presented (anything: it is checked, never trusted). */
+  readonly opHash: string;
+  readonly why: string;
+}
+
+export interface ApprovalAnswer {
+  readonly decision: 'granted' | 'denied';
+  readonly by: ApprovedBy;
+  readonly refused?: readonly RefusedAnswer[];
+}
+
 export interface ApprovalChannel {
   /** Asks whoever may answer; never resolves to "granted" unless someone (or the standing --approve auto) said so. */
-  resolve(
-    request: ApprovalRequest,
-    context: ApprovalContext,
-  ): Promise<{ readonly decision: 'granted' | 'denied'; readonly by: ApprovedBy }>;
+  resolve(request: ApprovalRequest, context: ApprovalContext): Promise<ApprovalAnswer>;
 }
 
 export type IntegrationResult =

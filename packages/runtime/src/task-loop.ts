@@ -23,8 +23,10 @@ import {
   type TaskId,
 } from '@crustcore/kernel';
 import type {
+  ApprovalAnswer,
   ApprovalChannel,
   ApprovalContext,
+  ApprovalRequest,
   AttemptResult,
   Attempts,
   CommandRecord,
@@ -339,18 +341,10 @@ export class TaskLoop {
         files: [],
         evidence: null,
       });
-      mine = await this.#settle(
-        await this.submit({
-          kind: 'ApprovalResolved',
-          taskId,
-          approvalId: approval.approvalId,
-          decision: answer.decision,
-          by: answer.by,
-          nonce: approval.nonce,
-          opHash: approval.opHash,
-        }),
-        aboutThisCall,
-      );
+      const events = resolutionEvents(approval, answer);
+      const genuine = events.pop() as PendingEvent;
+      for (const refused of events) await this.submit(refused);
+      mine = await this.#settle(await this.submit(genuine), aboutThisCall);
     }
     const decision = mine.find((a) => a.kind === 'ExecuteTool' || a.kind === 'DenyTool');
     if (decision?.kind === 'DenyTool') return { kind: 'denied', reason: decision.reason };
@@ -588,18 +582,42 @@ export class TaskLoop {
     };
     const answer = await this.#ports.approvals.resolve(request, context);
     if (answer.decision === 'denied') this.#approvalDenied = true;
-    return [
-      {
-        kind: 'ApprovalResolved',
-        taskId: request.taskId,
-        approvalId: request.approvalId,
-        decision: answer.decision,
-        by: answer.by,
-        nonce: request.nonce,
-        opHash: request.opHash,
-      },
-    ];
+    return resolutionEvents(request, answer);
   }
+}
+
+/** A nonce no approval ever has: what a refused answer carries, since the channel never gave it the real one. */
+const REFUSED_NONCE = 'refused-by-the-approval-channel';
+const HASH_SHAPE = /^[0-9a-f]{64}$/;
+const MAX_REFUSED_RECORDED = 32;
+
+/**
+ * The channel's answer as kernel events: first each answer it refused, as the
+ * grant it pretended to be (the kernel rejects it — wrong nonce, and the
+ * operation hash it presented — and the ledger records that), then the answer.
+ */
+export function resolutionEvents(request: ApprovalRequest, answer: ApprovalAnswer): PendingEvent[] {
+  const refused = (answer.refused ?? []).slice(0, MAX_REFUSED_RECORDED).map(
+    (attempt): PendingEvent => ({
+      kind: 'ApprovalResolved',
+      taskId: request.taskId,
+      approvalId: request.approvalId,
+      decision: 'granted',
+      by: 'human',
+      nonce: REFUSED_NONCE,
+      opHash: (HASH_SHAPE.test(attempt.opHash) ? attempt.opHash : '0'.repeat(64)) as Hash32,
+    }),
+  );
+  const genuine: PendingEvent = {
+    kind: 'ApprovalResolved',
+    taskId: request.taskId,
+    approvalId: request.approvalId,
+    decision: answer.decision,
+    by: answer.by,
+    nonce: request.nonce,
+    opHash: request.opHash,
+  };
+  return [...refused, genuine];
 }
 
 /** The kernel event for a passed verification; every surface that verifies sends this one shape. */
