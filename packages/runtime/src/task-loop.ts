@@ -115,6 +115,8 @@ export class TaskLoop {
   #budgetExhausted: BudgetName | null = null;
   #integrationFailure: { readonly reason: 'drift' | 'io' | 'approval'; readonly detail: string } | null = null;
   #approvalDenied = false;
+  /** Refused grants handed to the kernel (resolutionEvents) whose Rejected answers are still to come. */
+  #refusalsInFlight = 0;
   #verifyFailed = false;
   readonly #memory: AttemptMemory = { files: [], evidence: null };
   /** Patch hash → the attempt whose verify rejected it: the same patch is never verified twice. */
@@ -455,6 +457,11 @@ export class TaskLoop {
         // and are refused; that is expected. Otherwise the loop only sends events the
         // kernel asked for, so a rejection is a bug.
         if (this.#finished !== null) return [];
+        // A grant the approval channel refused, handed over so the refusal is recorded: expected.
+        if (action.eventKind === 'ApprovalResolved' && this.#refusalsInFlight > 0) {
+          this.#refusalsInFlight -= 1;
+          return [];
+        }
         throw new Error(`kernel rejected ${action.eventKind} (seq ${action.seq}): ${action.reason} — ${action.detail}`);
       default:
         return [];
@@ -582,7 +589,9 @@ export class TaskLoop {
     };
     const answer = await this.#ports.approvals.resolve(request, context);
     if (answer.decision === 'denied') this.#approvalDenied = true;
-    return resolutionEvents(request, answer);
+    const events = resolutionEvents(request, answer);
+    this.#refusalsInFlight += events.length - 1;
+    return events;
   }
 }
 
