@@ -57,6 +57,7 @@ const instantGate: ToolGate = {
   call: async () => answered,
   modelTurn: async () => ({ stop: false, reason: null }),
   spawnSubagent: async () => ({ allowed: false, reason: 'bench', subagentId: 'x' }),
+  steered: async () => ({ accepted: true }),
 };
 
 const usage: StreamEvent = {

@@ -54,4 +54,9 @@ export interface ToolGate {
   spawnSubagent(
     role: string,
   ): Promise<{ readonly allowed: boolean; readonly reason: string | null; readonly subagentId: string }>;
+  /**
+   * A person's steering line, before the agent reads it: the runtime records it as a kernel
+   * `UserSteered` event. `accepted: false` means the task is no longer working (drop the line).
+   */
+  steered(text: string): Promise<{ readonly accepted: boolean }>;
 }

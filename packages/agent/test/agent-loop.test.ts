@@ -268,6 +268,22 @@ describe('agent loop: steering, todo, subagents', () => {
       content: '[The user interrupted with new instructions]\nstop that, only edit README.md',
     });
     expect(events.some((e) => e.type === 'steered')).toBe(true);
+    // The line went through the gate (the runtime records it as a kernel UserSteered event) first.
+    expect(gate.steering).toEqual(['stop that, only edit README.md']);
+  });
+
+  it('a steering line the gate does not accept (the task stopped working) never reaches the model', async () => {
+    const gate = new TestGate();
+    gate.steered = async (text: string) => {
+      gate.steering.push(text);
+      return { accepted: false };
+    };
+    const steering = [['ignored: the task is over']];
+    const { loop, provider, events } = setup([{ text: 'ok' }], { gate, steering });
+    await loop.run();
+    expect(gate.steering).toEqual(['ignored: the task is over']);
+    expect(JSON.stringify(provider.requests)).not.toContain('ignored: the task is over');
+    expect(events.some((e) => e.type === 'steered')).toBe(false);
   });
 
   it('todo_write and todo_read keep the checklist without touching the worktree', async () => {

@@ -49,6 +49,7 @@ export interface GateRecord {
 
 export class TestGate implements ToolGate {
   readonly records: GateRecord[] = [];
+  readonly steering: string[] = [];
   readonly usages: ModelUsage[] = [];
   readonly spawned: string[] = [];
   decide: (request: ToolCallRequest) => 'allow' | 'deny' | 'stop' = () => 'allow';
@@ -98,6 +99,12 @@ export class TestGate implements ToolGate {
     return this.usages.length >= this.stopAfterTurns
       ? { stop: true, reason: 'budget exhausted: turns' }
       : { stop: false, reason: null };
+  }
+
+  /** Steering is accepted while the test has not stopped the task (`decide` says 'stop'). */
+  async steered(text: string): Promise<{ accepted: boolean }> {
+    this.steering.push(text);
+    return { accepted: true };
   }
 
   async spawnSubagent(role: string): Promise<{ allowed: boolean; reason: string | null; subagentId: string }> {

@@ -127,6 +127,8 @@ export const EVENT_CODECS = {
   /** Forget a finished task's state (one kernel lives as long as its ledger; see docs/event-log.md). */
   TaskCompacted: taskEvent('TaskCompacted', {}),
   SubagentRequested: taskEvent('SubagentRequested', { subagentId: Name, role: Name }),
+  /** A person steered a working task; the text is an artifact (its hash here), for the agent, not for policy. */
+  UserSteered: taskEvent('UserSteered', { textHash: Hash32C, bytes: NonNegativeInt }),
 } as const;
 
 type Codecs = typeof EVENT_CODECS;

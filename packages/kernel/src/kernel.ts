@@ -264,6 +264,10 @@ class KernelImpl implements Kernel {
         return this.#stop(task, event, true, event.reason, 'killed', out);
       case 'SubagentRequested':
         return this.#subagent(task, event, out);
+      case 'UserSteered':
+        // Steering changes what the agent reads next, never what policy allows: recorded, no action.
+        if (!isWorking(task)) return void out.push(reject(event, 'task-not-active', `task is ${task.status}`));
+        return;
     }
   }
 

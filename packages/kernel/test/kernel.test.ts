@@ -6,6 +6,7 @@ import {
   encodeActions,
   isApproved,
   isLegalTransition,
+  type KernelEvent,
   makeId,
   phaseOf,
   TASK_STATUSES,
@@ -263,5 +264,30 @@ describe('replay', () => {
       expect(encodeActions(b.step(event))).toBe(encodeActions(actions));
     }
     expect(b.stateHash()).toBe(a.kernel.stateHash());
+  });
+});
+
+describe('steering', () => {
+  it('a steering line is recorded for a working task (no action) and refused once the task has finished', () => {
+    const d = new Driver();
+    d.run(HAPPY_PATH.slice(0, 3));
+    const steer = (): KernelEvent => {
+      const head = d.eventFor({ i: 'ready', t: 0 });
+      const event = {
+        kind: 'UserSteered',
+        seq: head.seq,
+        at: head.at,
+        taskId: head.taskId,
+        textHash: 'a'.repeat(64),
+        bytes: 12,
+      };
+      const decoded = decodeKernelEvent(event);
+      if (decoded._tag === 'Left') throw new Error('UserSteered does not decode');
+      return decoded.right;
+    };
+    expect(d.feed(steer())).toEqual([]);
+    d.run(HAPPY_PATH.slice(3));
+    expect(d.kernel.taskStatus(makeId('TaskId', 'one'))).toBe('Completed');
+    expect(d.feed(steer())).toMatchObject([{ kind: 'Rejected', reason: 'task-not-active' }]);
   });
 });

@@ -57,6 +57,13 @@ export interface TaskStory {
 
 type Fields = { readonly [key: string]: Json | undefined };
 
+/** Story lines of frames that change nothing in the task's draft. */
+const PLAIN_LINES: Readonly<Record<string, (f: Fields | undefined) => string>> = {
+  UserSteered: (f) =>
+    `steered by the user (${number(f, 'bytes') ?? '?'} bytes, artifact ${short(text(f, 'textHash'))})`,
+  [RECOVERED_KIND]: (f) => `log recovered after a crash: ${number(f, 'truncatedBytes') ?? '?'} torn bytes dropped`,
+};
+
 const asFields = (value: Json | undefined): Fields | undefined =>
   typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Fields) : undefined;
 const text = (fields: Fields | undefined, key: string): string | undefined => {
@@ -171,6 +178,8 @@ export class StoryBuilder {
   }
 
   #describe(draft: Draft, frame: DecodedFrame, f: Fields | undefined): string {
+    const plain = PLAIN_LINES[frame.kind];
+    if (plain !== undefined) return plain(f);
     switch (frame.kind) {
       case 'TaskCreated':
         draft.goal = text(f, 'goal');
@@ -256,8 +265,6 @@ export class StoryBuilder {
         draft.outcome = 'cancelled';
         draft.outcomeReason = text(f, 'reason') ?? draft.outcomeReason;
         return `task cancelled: ${quote(text(f, 'reason') ?? '')}`;
-      case RECOVERED_KIND:
-        return `log recovered after a crash: ${number(f, 'truncatedBytes') ?? '?'} torn bytes dropped`;
       default:
         return `${frame.kind} #${frame.seq}`;
     }

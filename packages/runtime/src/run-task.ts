@@ -175,6 +175,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       call: (request) => gateOf().call(request),
       modelTurn: (usage) => gateOf().modelTurn(usage),
       spawnSubagent: (role) => gateOf().spawnSubagent(role),
+      steered: (text) => gateOf().steered(text),
     };
     const note = (kind: string, payload: Readonly<Record<string, unknown>>): void => {
       pendingNotes.push(

@@ -287,7 +287,20 @@ export class TaskLoop {
       call: (request) => this.#toolCall(request),
       modelTurn: (usage) => this.#modelTurn(usage),
       spawnSubagent: (role) => this.#spawnSubagent(role),
+      steered: (text) => this.#steered(text),
     };
+  }
+
+  /** A steering line as a kernel event: its text (redacted by the recorder) is an artifact, the event names its hash. */
+  async #steered(text: string): Promise<{ accepted: boolean }> {
+    const textHash = await this.#ports.recorder.storeArtifact(text);
+    const actions = await this.submit({
+      kind: 'UserSteered',
+      taskId: this.#spec.taskId,
+      textHash,
+      bytes: new TextEncoder().encode(text).length,
+    });
+    return { accepted: !actions.some((a) => a.kind === 'Rejected') };
   }
 
   #finishedReason(): string | null {

@@ -199,13 +199,19 @@ export class AgentLoop {
     return { kind, reason, finalText, turns: this.#turns, toolCalls: this.#toolCalls, usage: { ...this.#usage } };
   }
 
-  #takeSteering(): string[] {
+  /** Takes the person's steering lines: each is a kernel event (through the gate) before the model reads it. */
+  async #takeSteering(): Promise<string[]> {
     const taken = [...(this.#deps.steering?.take() ?? [])];
-    for (const text of taken) {
+    await this.#deliverSteering(taken);
+    return taken;
+  }
+
+  async #deliverSteering(lines: readonly string[]): Promise<void> {
+    for (const text of lines) {
+      if (!(await this.#deps.gate.steered(text)).accepted) continue;
       this.#emit({ type: 'steered', text });
       this.addUserMessage(`[The user interrupted with new instructions]\n${text}`);
     }
-    return taken;
   }
 
   /** Runs turns until the model stops calling tools, a bound is hit, or the task stops. */
@@ -216,7 +222,7 @@ export class AgentLoop {
       if (aborted()) return this.#outcome('aborted', 'interrupted');
       if (this.#turns >= this.#settings.maxTurns)
         return this.#outcome('turn-limit', `reached the limit of ${this.#settings.maxTurns} model turns`);
-      this.#takeSteering();
+      await this.#takeSteering();
       const stop = await this.#manageContext();
       if (stop !== null) return this.#outcome('stopped', stop);
       this.#turns += 1;
@@ -400,10 +406,7 @@ export class AgentLoop {
           meta: { tool: call.name },
           status: 'skipped',
         });
-      for (const text of steered) {
-        this.#emit({ type: 'steered', text });
-        this.addUserMessage(`[The user interrupted with new instructions]\n${text}`);
-      }
+      await this.#deliverSteering(steered);
       return { stopped: null, mutated: false };
     }
     let batch: { call: ToolCallPart; plan: ToolPlan; tool: ToolName }[] = [];
