@@ -62,12 +62,18 @@ async function loadMcpPack(): Promise<McpPack> {
  * answered at once while PGlite (seconds to start) comes up; the first tool
  * that needs the state plane waits for it.
  */
-function backgroundDb(opening: Promise<Db>, engine: Db['engine']): Db {
+function backgroundDb(opening: Promise<Db>, engine: Db['engine'], pack: McpPack): Db {
+  // A database that could not open is the caller's to hear about: who holds it and what to do.
+  const ready = opening.catch((error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new pack.StatePlaneUnavailable(message, /\bin use\b/.test(message));
+  });
+  ready.catch(() => undefined);
   return {
     engine,
     schema: 'crustcore',
-    query: async (sql, params) => (await opening).query(sql, params),
-    transaction: async (work) => (await opening).transaction(work),
+    query: async (sql, params) => (await ready).query(sql, params),
+    transaction: async (work) => (await ready).transaction(work),
     close: async () => {
       const db = await opening.catch(() => null);
       await db?.close();
@@ -134,12 +140,39 @@ export const mcpCommand: Command = {
     if (databaseUrl !== undefined && values.ephemeral === true)
       throw new UsageError('give --database-url or --ephemeral, not both');
     const home = crustcoreHome(io.env);
-    const stateDir =
-      values['state-dir'] === undefined
-        ? await projectStateDir(home, roots)
-        : mcpStateDir(home, values['state-dir'], io.cwd);
     const pack = await loadMcpPack();
+    // Given: the person chose it (a second server on it is told the database is in use). Default: a
+    // slot of the project's state that this server holds, so two IDE windows on one repository both work.
+    const slot = values['state-dir'] === undefined ? pack.claimStateSlot(await projectStateDir(home, roots)) : null;
+    if (slot !== null && slot._tag === 'Full') {
+      writeLine(io.stderr, `${io.err.red('error:')} ${slot.message}`);
+      return ExitCode.busy;
+    }
+    const stateDir = slot === null ? mcpStateDir(home, values['state-dir'], io.cwd) : slot.slot.dir;
+    try {
+      return await serveMcp({ io, pack, values, roots, verifyArgv, verifyTimeoutSeconds, databaseUrl, home, stateDir });
+    } finally {
+      slot?.slot.release();
+    }
+  },
+};
 
+interface ServeOptions {
+  readonly io: Io;
+  readonly pack: McpPack;
+  readonly values: { readonly ephemeral?: boolean; readonly 'state-dir'?: string };
+  readonly roots: readonly string[];
+  readonly verifyArgv: Argv | undefined;
+  readonly verifyTimeoutSeconds: number;
+  readonly databaseUrl: string | undefined;
+  readonly home: string;
+  readonly stateDir: string;
+}
+
+/** Opens the state plane in the background, starts the admin socket and serves stdio until the client leaves. */
+async function serveMcp(options: ServeOptions): Promise<ExitCode> {
+  const { io, pack, values, roots, verifyArgv, verifyTimeoutSeconds, databaseUrl, home, stateDir } = options;
+  {
     const opening: Promise<Db> =
       values.ephemeral === true
         ? loadStatePlane().then(async (state) => {
@@ -152,7 +185,7 @@ export const mcpCommand: Command = {
     opening.catch((error: unknown) =>
       writeLine(io.stderr, `crustcore mcp: ${error instanceof Error ? error.message : String(error)}`),
     );
-    const db = backgroundDb(opening, databaseUrl === undefined ? 'pglite' : 'postgres');
+    const db = backgroundDb(opening, databaseUrl === undefined ? 'pglite' : 'postgres', pack);
     // What the tools return reaches a model, and what the ledger records is kept: the same redactor
     // as `crustcore run` (detectors, and the vault's secrets when it opens without a prompt).
     const { redact } = await loadRuntimeRedactor(home, io.env);
@@ -162,7 +195,7 @@ export const mcpCommand: Command = {
       env: io.env,
       redact,
       stateDir,
-      allowedRoots: roots,
+      allowedRoots: [...roots],
       verifyTimeoutMs: verifyTimeoutSeconds * 1_000,
       ...(verifyArgv === undefined ? {} : { verifyArgv }),
     });
@@ -203,8 +236,8 @@ export const mcpCommand: Command = {
       await db.close();
     }
     return ExitCode.ok;
-  },
-};
+  }
+}
 
 /**
  * The default state directory is per project ($CRUSTCORE_HOME/mcp/projects/<repo-id>, the

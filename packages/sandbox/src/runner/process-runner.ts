@@ -32,6 +32,18 @@ export interface ProcessSpec {
   readonly maxOutputBytes: number;
   /** Aborting kills the whole process group; `cancelled` is then true. */
   readonly signal?: AbortSignal;
+  /** Told what the run does while it runs (a client waiting on a long run can show it). */
+  readonly observer?: RunObserver;
+}
+
+/**
+ * Live events of one run, as they happen: the process started, and output
+ * arrived (a running total per stream). Observers must not throw; what they
+ * do cannot change the run.
+ */
+export interface RunObserver {
+  readonly started?: () => void;
+  readonly output?: (stream: 'stdout' | 'stderr', totalBytes: number) => void;
 }
 
 /** Why a process could not be started. */
@@ -276,8 +288,20 @@ function superviseChild(
     const killTree = hooks.killTree ?? signalProcessGroup;
     const stdout = new StreamCapture(spec.maxOutputBytes);
     const stderr = new StreamCapture(spec.maxOutputBytes);
-    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
-    childStderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    const observe = spec.observer;
+    let stdoutBytes = 0;
+    let stderrBytes = 0;
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout.push(chunk);
+      stdoutBytes += chunk.length;
+      observe?.output?.('stdout', stdoutBytes);
+    });
+    childStderr?.on('data', (chunk: Buffer) => {
+      stderr.push(chunk);
+      stderrBytes += chunk.length;
+      observe?.output?.('stderr', stderrBytes);
+    });
+    observe?.started?.();
     // EPIPE when the child does not read its stdin is normal, not a failure.
     child.stdin?.on('error', () => {});
     child.stdout?.on('error', () => {});
