@@ -299,5 +299,11 @@ describe('crustcore mcp: sessions at once', () => {
     // Two slots of the project's state, one per server.
     const slots = readdirSync(join(home, 'mcp', 'projects'));
     expect(slots.filter((name) => name.endsWith('~2'))).toHaveLength(1);
+    // CONTROL: a third server forced into the first server's slot cannot use its database, and says why.
+    const firstSlot = join(home, 'mcp', 'projects', slots.find((name) => !name.includes('~')) as string);
+    const forced = await session(box.repo, marker, ['--state-dir', firstSlot]);
+    const refused = await forced.callTool({ name: 'create_task', arguments: { goal: 'third' } });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/^busy: .*in use by pid \d+/);
   }, 300_000);
 });

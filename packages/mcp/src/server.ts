@@ -101,6 +101,35 @@ function progressFor(extra: Extra, token: string | number | undefined): VerifyPr
   );
 }
 
+type ToolCalls = { readonly [N in ToolName]: (input: never, context: ToolCallContext) => Promise<ToolResult> };
+
+/** tools/call: protocol errors thrown (-32602), then the io-ts decode, then the service's answer as a result. */
+function dispatcher(call: ToolCalls, redact: RedactText): (params: unknown, extra: Extra) => Promise<CallToolResult> {
+  return async (params, extra) => {
+    const decoded = CallParamsC.decode(params);
+    if (decoded._tag === 'Left')
+      throw invalidParams('tools/call needs params { name: string, arguments?: object }; see tools/list');
+    const name = knownTool(decoded.right.name);
+    checkShape(name, decoded.right.arguments);
+    const input = ToolInputCodecs[name].decode(decoded.right.arguments ?? {});
+    if (input._tag === 'Left') {
+      return toCallResult(
+        { _tag: 'Left', left: { code: 'invalid-input', message: describeToolInputErrors(input.left) } },
+        redact,
+      );
+    }
+    const progress = progressFor(extra, decoded.right._meta?.progressToken);
+    try {
+      const context: ToolCallContext = { signal: extra.signal, ...(progress === undefined ? {} : { progress }) };
+      return toCallResult(await call[name](input.right as never, context), redact);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const code = error instanceof StatePlaneUnavailable ? (error.busy ? 'busy' : 'refused') : 'internal';
+      return toCallResult({ _tag: 'Left', left: { code, message: message.slice(0, 2_000) } }, redact);
+    }
+  };
+}
+
 /**
  * Every result and error text leaves through `redact`: test output, diagnoses
  * and patches can carry secrets from the repository, and whoever called the
@@ -121,7 +150,7 @@ export function createMcpServer(
         '`crustcore mcp-token TASK` and give you the token for approve; then apply.',
     },
   );
-  const call: { readonly [N in ToolName]: (input: never, context: ToolCallContext) => Promise<ToolResult> } = {
+  const call: ToolCalls = {
     create_task: (input) => service.createTask(input),
     stage_diff: (input) => service.stageDiff(input),
     verify: (input, context) => service.verify(input, context),
@@ -151,29 +180,7 @@ export function createMcpServer(
       },
     );
   }
-  const dispatch = async (params: unknown, extra: Extra): Promise<CallToolResult> => {
-    const decoded = CallParamsC.decode(params);
-    if (decoded._tag === 'Left')
-      throw invalidParams('tools/call needs params { name: string, arguments?: object }; see tools/list');
-    const name = knownTool(decoded.right.name);
-    checkShape(name, decoded.right.arguments);
-    const input = ToolInputCodecs[name].decode(decoded.right.arguments ?? {});
-    if (input._tag === 'Left') {
-      return toCallResult(
-        { _tag: 'Left', left: { code: 'invalid-input', message: describeToolInputErrors(input.left) } },
-        redact,
-      );
-    }
-    const progress = progressFor(extra, decoded.right._meta?.progressToken);
-    try {
-      const context: ToolCallContext = { signal: extra.signal, ...(progress === undefined ? {} : { progress }) };
-      return toCallResult(await call[name](input.right as never, context), redact);
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      const code = error instanceof StatePlaneUnavailable ? (error.busy ? 'busy' : 'refused') : 'internal';
-      return toCallResult({ _tag: 'Left', left: { code, message: message.slice(0, 2_000) } }, redact);
-    }
-  };
+  const dispatch = dispatcher(call, redact);
   server.server.setRequestHandler(LenientCallToolRequest, (request, extra) => dispatch(request.params, extra));
   return server;
 }

@@ -398,7 +398,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     if (blocker !== null) this.#o.onEnvironmentBlocker(blocker, stored);
   }
 
-  #finished(purpose: 'baseline' | 'verify', run: CommandRecord): void {
+  /** Tells the progress listener a run finished; returns the run. */
+  #finished(purpose: 'baseline' | 'verify', run: CommandRecord): CommandRecord {
     this.#o.progress?.({
       kind: 'command-finished',
       purpose,
@@ -406,37 +407,48 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
       outputBytes: run.outputBytes,
       timedOut: run.timedOut,
     });
+    return run;
+  }
+
+  /**
+   * A stopped verification stops the baseline it waits for: otherwise the stop would wait for
+   * the baseline to run to its end (or its timeout).
+   */
+  #stopBaselineWith(signal: AbortSignal): void {
+    if (signal.aborted) this.#baselineAbort.abort();
+    else signal.addEventListener('abort', () => this.#baselineAbort.abort(), { once: true });
+  }
+
+  #verifyRequest(patch: UnverifiedPatch, signal: AbortSignal): Parameters<typeof verifyPatch>[1] {
+    return {
+      repo: this.#o.repo,
+      taskId: this.#o.taskId,
+      patch,
+      argv: this.#o.verifyArgv,
+      nowMs: this.#o.clockMs(),
+      baseline: this.#baseline,
+      home: this.#o.home,
+      signal,
+      ...(this.#o.environment ? { environment: this.#o.environment } : {}),
+      pool: true,
+      ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
+      ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
+      ...observerFor(this.#o.progress, 'verify', this.#o.verifyArgv),
+    };
   }
 
   async verify(patchHash: Hash32, signal: AbortSignal): Promise<VerifyOutcome> {
     const patch = this.#patch;
     if (patch === null || patch.sha256 !== patchHash)
       throw new Error('verify asked for a patch this task did not produce');
-    // A stopped verification stops the baseline it waits for: otherwise the stop would wait
-    // for the baseline to run to its end (or its timeout).
-    if (signal.aborted) this.#baselineAbort.abort();
-    else signal.addEventListener('abort', () => this.#baselineAbort.abort(), { once: true });
+    this.#stopBaselineWith(signal);
     // The baseline (the same command on the base) and this verification run side by side;
     // the test counts are compared once both are done.
     const baselinePending = this.#baselineRun;
     this.#baselineRun = null;
     const [baselineCommand, outcome] = await Promise.all([
       baselinePending ?? Promise.resolve(null),
-      verifyPatch(this.#o.verifyCap, {
-        repo: this.#o.repo,
-        taskId: this.#o.taskId,
-        patch,
-        argv: this.#o.verifyArgv,
-        nowMs: this.#o.clockMs(),
-        baseline: this.#baseline,
-        home: this.#o.home,
-        signal,
-        ...(this.#o.environment ? { environment: this.#o.environment } : {}),
-        pool: true,
-        ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
-        ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
-        ...observerFor(this.#o.progress, 'verify', this.#o.verifyArgv),
-      }),
+      verifyPatch(this.#o.verifyCap, this.#verifyRequest(patch, signal)),
     ]);
     const commands: CommandRecord[] = baselineCommand === null ? [] : [baselineCommand];
     if (outcome._tag === 'Left') {
@@ -451,9 +463,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
       };
     }
     const run = outcome.right.run;
-    const stored = await this.#storeRun(run, 'verify');
-    commands.push(stored);
-    this.#finished('verify', stored);
+    commands.push(this.#finished('verify', await this.#storeRun(run, 'verify')));
     if (outcome.right._tag === 'Failed') {
       const d = outcome.right.diagnosis;
       this.#diagnosis = d;

@@ -51,6 +51,13 @@ export interface SandboxRunSpec {
   readonly observer?: RunObserver;
 }
 
+/** The spec's optional fields the process runner takes as they are (absent stays absent). */
+const optionalRunFields = (spec: SandboxRunSpec) => ({
+  ...(spec.stdin === undefined ? {} : { stdin: spec.stdin }),
+  ...(spec.signal === undefined ? {} : { signal: spec.signal }),
+  ...(spec.observer === undefined ? {} : { observer: spec.observer }),
+});
+
 /** How strongly the run was isolated. `process-jail` is weaker: it sees the host filesystem and network. */
 export type SandboxIsolation = 'namespaces' | 'process-jail';
 
@@ -372,9 +379,7 @@ export async function runSandboxed(
       env: sanitized.env,
       timeoutMs,
       maxOutputBytes,
-      ...(spec.stdin === undefined ? {} : { stdin: spec.stdin }),
-      ...(spec.signal === undefined ? {} : { signal: spec.signal }),
-      ...(spec.observer === undefined ? {} : { observer: spec.observer }),
+      ...optionalRunFields(spec),
     },
     {
       ...(bwrap === null ? {} : { descriptor3Input: seccompProgram() }),

@@ -268,6 +268,27 @@ export function runProcess(spec: ProcessSpec, hooks: RunHooks = {}): Promise<Pro
   return superviseChild(child, childStderr, spec, hooks, program, startedAt).then(launcherFailure);
 }
 
+/** Captures both streams within the spec's budget, telling its observer the run started and each new total. */
+function captureOutput(
+  child: ReturnType<typeof spawn>,
+  childStderr: Readable | null,
+  spec: ProcessSpec,
+): { readonly stdout: StreamCapture; readonly stderr: StreamCapture } {
+  const stdout = new StreamCapture(spec.maxOutputBytes);
+  const stderr = new StreamCapture(spec.maxOutputBytes);
+  const observe = spec.observer;
+  const totals = { stdout: 0, stderr: 0 };
+  const take = (stream: 'stdout' | 'stderr', capture: StreamCapture) => (chunk: Buffer) => {
+    capture.push(chunk);
+    totals[stream] += chunk.length;
+    observe?.output?.(stream, totals[stream]);
+  };
+  child.stdout?.on('data', take('stdout', stdout));
+  childStderr?.on('data', take('stderr', stderr));
+  observe?.started?.();
+  return { stdout, stderr };
+}
+
 function superviseChild(
   child: ReturnType<typeof spawn>,
   childStderr: Readable | null,
@@ -286,22 +307,7 @@ function superviseChild(
       return;
     }
     const killTree = hooks.killTree ?? signalProcessGroup;
-    const stdout = new StreamCapture(spec.maxOutputBytes);
-    const stderr = new StreamCapture(spec.maxOutputBytes);
-    const observe = spec.observer;
-    let stdoutBytes = 0;
-    let stderrBytes = 0;
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout.push(chunk);
-      stdoutBytes += chunk.length;
-      observe?.output?.('stdout', stdoutBytes);
-    });
-    childStderr?.on('data', (chunk: Buffer) => {
-      stderr.push(chunk);
-      stderrBytes += chunk.length;
-      observe?.output?.('stderr', stderrBytes);
-    });
-    observe?.started?.();
+    const { stdout, stderr } = captureOutput(child, childStderr, spec);
     // EPIPE when the child does not read its stdin is normal, not a failure.
     child.stdin?.on('error', () => {});
     child.stdout?.on('error', () => {});
