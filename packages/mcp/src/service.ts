@@ -376,7 +376,12 @@ export class McpService implements TaskHost {
     if ((await state.listStagedDiffs(this.#o.db, task.id, { activeOnly: true })).length === 0)
       return fail('refused', 'nothing is staged for this task; call stage_diff first');
     const progress = call.progress ?? null;
-    const onCancel = (): void => this.#cancel(live, 'the MCP client cancelled verify');
+    const onCancel = (): void => {
+      // The client forgot this request: no more progress for it, only the kill and the kernel event.
+      progress?.stop();
+      live.progress = null;
+      this.#cancel(live, 'the MCP client cancelled verify');
+    };
     live.verifyCall = true;
     live.progress = progress;
     call.signal?.addEventListener('abort', onCancel, { once: true });

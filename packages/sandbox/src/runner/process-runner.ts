@@ -37,9 +37,10 @@ export interface ProcessSpec {
 }
 
 /**
- * Live events of one run, as they happen: the process started, and output
- * arrived (a running total per stream). Observers must not throw; what they
- * do cannot change the run.
+ * Live events of one run, as they happen: the child was spawned (under a
+ * sandbox: the sandbox started; a program the launcher then cannot exec still
+ * ends with a startError), and output arrived (a running total per stream,
+ * dropped bytes included). Observers must not throw; they cannot change the run.
  */
 export interface RunObserver {
   readonly started?: () => void;
