@@ -210,7 +210,7 @@ describe('crustcore mcp: tool-call errors through the official SDK client', () =
       expect(rejected.code, name).toBe(ErrorCode.InvalidParams);
       expect(rejected.message).toMatch(/create_task, stage_diff, verify/);
     }
-  });
+  }, 60_000);
 
   it('arguments that do not fit the schema are -32602 saying what to send', async () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
@@ -225,7 +225,7 @@ describe('crustcore mcp: tool-call errors through the official SDK client', () =
       expect(rejected.message).toMatch(names);
       expect(rejected.message).toMatch(/input schema in tools\/list/);
     }
-  });
+  }, 60_000);
 
   it('a bound crossed inside well-typed arguments is a tool error the model can correct', async () => {
     const result = await client.callTool({ name: 'create_task', arguments: { goal: 'g'.repeat(9 * 1024) } });
@@ -234,5 +234,5 @@ describe('crustcore mcp: tool-call errors through the official SDK client', () =
     expect(text).toMatch(/^invalid-input: goal is 9216 bytes; the limit is 8192 bytes/);
     const badId = await client.callTool({ name: 'status', arguments: { task_id: '../../etc' } });
     expect(badId.isError).toBe(true);
-  });
+  }, 60_000);
 });

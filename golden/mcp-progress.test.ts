@@ -75,7 +75,7 @@ async function session(repo: string, marker: string, extra: readonly string[] = 
   });
   transport.stderr?.on('data', () => undefined);
   const client = new Client({ name: 'crustcore-golden', version: '1.0.0' });
-  await client.connect(transport, { timeout: 120_000 });
+  await client.connect(transport, { timeout: 300_000 });
   clients.push(client);
   return client;
 }
@@ -84,7 +84,7 @@ const textOf = (result: unknown): string =>
   (((result as { content?: unknown }).content ?? []) as { text?: string }[]).map((p) => p.text ?? '').join('');
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 300_000 });
+  const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 });
   if (result.isError === true) throw new Error(`${name}: ${textOf(result)}`);
   return JSON.parse(textOf(result)) as Record<string, unknown>;
 }
@@ -178,7 +178,7 @@ describe('crustcore mcp: progress and cancellation during verify', () => {
     let answered = false;
     const verifying = client
       .callTool({ name: 'verify', arguments: { task_id: taskId } }, undefined, {
-        timeout: 300_000,
+        timeout: 600_000,
         resetTimeoutOnProgress: true,
         onprogress: (note) => {
           notes.push(note);
@@ -208,7 +208,7 @@ describe('crustcore mcp: progress and cancellation during verify', () => {
     const values = notes.map((n) => n.progress);
     expect(values).toEqual([...values].sort((a, b) => a - b));
     expect(new Set(values).size).toBe(values.length);
-  }, 300_000);
+  }, 600_000);
 
   it('cancelling verify kills its sandbox and ends the task; the tree is untouched', async () => {
     const box = holdRepo();
@@ -219,7 +219,7 @@ describe('crustcore mcp: progress and cancellation during verify', () => {
     const started = new Promise<void>((resolve) => {
       void client
         .callTool({ name: 'verify', arguments: { task_id: taskId } }, undefined, {
-          timeout: 300_000,
+          timeout: 600_000,
           signal: abort.signal,
           onprogress: (note) => {
             if (/^verify run started/.test(String(note.message))) resolve();
@@ -244,7 +244,7 @@ describe('crustcore mcp: progress and cancellation during verify', () => {
     expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toBe(NODE_REPO['src/math.js']);
     expect(execFileSync('git', ['status', '--porcelain'], { cwd: box.repo, encoding: 'utf8' })).toBe('');
     expect(inspectReplay(env, ledger).status).toBe(0);
-  }, 300_000);
+  }, 600_000);
 });
 
 describe('crustcore mcp: sessions at once', () => {
@@ -253,8 +253,8 @@ describe('crustcore mcp: sessions at once', () => {
     const [markerA, markerB] = [`crustcore-two-${process.pid}-a`, `crustcore-two-${process.pid}-b`];
     const [first, second] = await Promise.all([session(a.repo, markerA), session(b.repo, markerB)]);
     const [taskA, taskB] = await Promise.all([stagedTask(first), stagedTask(second)]);
-    const verifyA = first.callTool({ name: 'verify', arguments: { task_id: taskA } }, undefined, { timeout: 300_000 });
-    const verifyB = second.callTool({ name: 'verify', arguments: { task_id: taskB } }, undefined, { timeout: 300_000 });
+    const verifyA = first.callTool({ name: 'verify', arguments: { task_id: taskA } }, undefined, { timeout: 600_000 });
+    const verifyB = second.callTool({ name: 'verify', arguments: { task_id: taskB } }, undefined, { timeout: 600_000 });
     // Both verifications are running at once (baseline + verify in each) before either is let go.
     await Promise.all([holding(markerA, 2), holding(markerB, 2)]);
     const both = Promise.all([verifyA, verifyB]);
@@ -263,7 +263,7 @@ describe('crustcore mcp: sessions at once', () => {
       expect(result.isError, textOf(result)).not.toBe(true);
       expect(JSON.parse(textOf(result))).toMatchObject({ passed: true });
     }
-  }, 300_000);
+  }, 600_000);
 
   it('two sessions on one repository: both work; a verify while the other holds the ledger is busy', async () => {
     const box = holdRepo();
@@ -274,7 +274,7 @@ describe('crustcore mcp: sessions at once', () => {
     const taskA = await stagedTask(first);
     const taskB = await stagedTask(second);
     const verifyA = first.callTool({ name: 'verify', arguments: { task_id: taskA } }, undefined, {
-      timeout: 300_000,
+      timeout: 600_000,
     });
     // A's verify run holds (so A holds the ledger): two baselines + A's verify run.
     await holding(marker, 3);
@@ -285,7 +285,7 @@ describe('crustcore mcp: sessions at once', () => {
     expect(JSON.parse(textOf(await verifyA))).toMatchObject({ passed: true });
     // Free again: B verifies now.
     const verifyB = second.callTool({ name: 'verify', arguments: { task_id: taskB } }, undefined, {
-      timeout: 300_000,
+      timeout: 600_000,
     });
     await release(marker, verifyB);
     expect(JSON.parse(textOf(await verifyB))).toMatchObject({ passed: true });
@@ -297,13 +297,16 @@ describe('crustcore mcp: sessions at once', () => {
     expect(eventKindsFor(frames, taskB)).toContain('PatchVerified');
     expect(inspectReplay(env, ledger).status).toBe(0);
     // Two slots of the project's state, one per server.
+    // (The other tests' servers, one per repository, each hold a first slot of their own.)
     const slots = readdirSync(join(home, 'mcp', 'projects'));
-    expect(slots.filter((name) => name.endsWith('~2'))).toHaveLength(1);
+    const secondSlots = slots.filter((name) => name.endsWith('~2'));
+    expect(secondSlots).toHaveLength(1);
     // CONTROL: a third server forced into the first server's slot cannot use its database, and says why.
-    const firstSlot = join(home, 'mcp', 'projects', slots.find((name) => !name.includes('~')) as string);
+    const firstSlot = join(home, 'mcp', 'projects', (secondSlots[0] as string).slice(0, -'~2'.length));
+    expect(slots).toContain((secondSlots[0] as string).slice(0, -'~2'.length));
     const forced = await session(box.repo, marker, ['--state-dir', firstSlot]);
     const refused = await forced.callTool({ name: 'create_task', arguments: { goal: 'third' } });
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toMatch(/^busy: .*in use by pid \d+/);
-  }, 300_000);
+  }, 600_000);
 });
