@@ -114,8 +114,8 @@ describe('crustcore mcp (stdio, official SDK client)', () => {
     const forged = await call('approve', { task_id: taskId, token: 'cct_0000000000000000000000000000000' });
     expect(forged.isError).toBe(true);
     expect(forged.text).toMatch(/bad-token/);
-    const absent = await call('approve', { task_id: taskId });
-    expect(absent.isError).toBe(true);
+    // Without a token the call does not fit the schema: a JSON-RPC error -32602, no approval.
+    await expect(call('approve', { task_id: taskId })).rejects.toMatchObject({ code: -32602 });
     const early = await call('apply', { task_id: taskId });
     expect(early.isError).toBe(true);
     expect(early.text).toMatch(/not-approved/);
@@ -230,15 +230,25 @@ describe('crustcore mcp (stdio, official SDK client)', () => {
     expect(finished).toHaveLength(1);
   }, 240_000);
 
-  it('malformed arguments are tool errors, never a crash', async () => {
+  it('malformed arguments are JSON-RPC errors (-32602) or tool errors, never a crash', async () => {
+    // Wrong types or missing fields do not fit the published schema: protocol errors.
+    const misfits: [string, Record<string, unknown>, RegExp][] = [
+      ['create_task', { goal: 42 }, /goal/],
+      ['create_task', {}, /goal/],
+      ['verify', { task_id: ['t_x'] }, /task_id/],
+      ['status', { task_id: 7 }, /task_id/],
+    ];
+    for (const [name, args, message] of misfits) {
+      await expect(call(name, args), `${name} ${JSON.stringify(args)}`).rejects.toMatchObject({
+        code: -32602,
+        message: expect.stringMatching(message),
+      });
+    }
+    // Well-typed input that crosses a bound or names nothing: tool errors the model can act on.
     const cases: [string, Record<string, unknown>, RegExp][] = [
-      ['create_task', { goal: 42 }, /goal|Invalid/i],
-      ['create_task', {}, /goal|Invalid/i],
       ['stage_diff', { task_id: 'nope', diff: FIX }, /task_id/],
       ['stage_diff', { task_id: 't_missing', diff: FIX }, /not-found/],
-      ['verify', { task_id: ['t_x'] }, /task_id|Invalid/i],
       ['approve', { task_id: 't_x', token: 'x'.repeat(500) }, /token is 500 bytes/],
-      ['status', { task_id: 7 }, /task_id|Invalid/i],
     ];
     for (const [name, args, message] of cases) {
       const outcome = await call(name, args);
@@ -257,7 +267,7 @@ describe('crustcore mcp (stdio, official SDK client)', () => {
       diff: '--- /dev/null\n+++ b/../escape.txt\n@@ -0,0 +1 @@\n+x\n',
     });
     expect(traversal.isError).toBe(true);
-    await expect(client.callTool({ name: 'rm_rf', arguments: {} })).resolves.toMatchObject({ isError: true });
+    await expect(client.callTool({ name: 'rm_rf', arguments: {} })).rejects.toMatchObject({ code: -32602 });
     // Still serving.
     expect((await client.listTools()).tools).toHaveLength(8);
   }, 120_000);

@@ -12,8 +12,15 @@ export { LedgerUnavailable, logPathOf, McpLedgers } from './mcp-ledger.js';
 export { createMcpServer, type RedactText, SERVER_NAME } from './server.js';
 export { McpService, type McpServiceOptions } from './service.js';
 export { type PlannedFile, planStagedFiles, renderFilePatch, type StagingRefusal } from './staging.js';
-export { MessageSizeGuard, oversizedReply, recoverRequestId, serveStdio } from './stdio.js';
-export type { ToolFailure, ToolFailureCode, ToolResult } from './task-host.js';
+export { type ClaimedSlot, claimStateSlot, MAX_STATE_SLOTS, slotDir } from './state-slot.js';
+export { envelopeError, MessageSizeGuard, oversizedReply, recoverRequestId, serveStdio } from './stdio.js';
+export {
+  StatePlaneUnavailable,
+  type ToolCallContext,
+  type ToolFailure,
+  type ToolFailureCode,
+  type ToolResult,
+} from './task-host.js';
 export { type TaskMetadata, TaskMetadataStore } from './task-metadata.js';
 export {
   describeToolInputErrors,
@@ -24,3 +31,4 @@ export {
   type ToolName,
   ToolShapes,
 } from './tool-inputs.js';
+export { KEEP_ALIVE_MS, type ProgressNote, type SendProgress, VerifyProgress } from './verify-progress.js';

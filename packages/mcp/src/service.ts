@@ -47,6 +47,7 @@ import {
   fail,
   type TaskContext,
   type TaskHost,
+  type ToolCallContext,
   type ToolFailure,
   type ToolResult,
 } from './task-host.js';
@@ -223,6 +224,8 @@ export class McpService implements TaskHost {
     const verifyCap = mintSandboxExecCap('verify');
     if (verifyCap._tag === 'Left') throw new Error(`sandbox: ${verifyCap.left.message}. Run "crustcore doctor".`);
     const argv = metadata.verifyArgv as unknown as Argv;
+    // The session reports its sandbox runs to whichever verify call is listening now.
+    let live: LiveTask | undefined;
     const session = new VerifySession({
       repo,
       taskId,
@@ -238,8 +241,9 @@ export class McpService implements TaskHost {
       ref: metadata.baseCommit,
       ...(metadata.verifyFromUser ? { approvedArgvHashes: new Set([argvHash(argv)]) } : {}),
       ...(this.#o.verifyTimeoutMs === undefined ? {} : { verifyTimeoutMs: this.#o.verifyTimeoutMs }),
+      progress: (event) => live?.progress?.event(event),
     });
-    return {
+    live = {
       taskId,
       goal: metadata.goal,
       session,
@@ -251,8 +255,12 @@ export class McpService implements TaskHost {
       lastVerify: null,
       attemptStagedHash: null,
       verifying: false,
+      verifyCall: false,
+      cancelled: null,
+      progress: null,
       abort: new AbortController(),
     };
+    return live;
   }
 
   /** TaskCreated in the repository's ledger; the kernel prepares and plans, then waits for the client. */
@@ -348,7 +356,12 @@ export class McpService implements TaskHost {
   }
 
   // ── verify ───────────────────────────────────────────────────────────────
-  async verify(input: ToolInput<'verify'>): Promise<ToolResult> {
+  /**
+   * `call.progress` hears each step; `call.signal` aborting (the client's
+   * notifications/cancelled) kills the verify sandbox and ends the task with
+   * TaskCancelled — nothing is written to the user's tree.
+   */
+  async verify(input: ToolInput<'verify'>, call: ToolCallContext = {}): Promise<ToolResult> {
     await this.#recovery;
     const context = await this.context(input.task_id);
     if (context._tag === 'Left') return context;
@@ -358,20 +371,57 @@ export class McpService implements TaskHost {
     if (live === null)
       return fail('not-verified', 'this server no longer drives the task (it restarted); create a new task');
     if (task.phase !== 'IMPLEMENT' && task.phase !== 'VERIFY') return fail('wrong-phase', `the task is ${task.phase}`);
-    if (live.verifying) return fail('busy', 'verification is running for this task; wait for it to finish');
+    if (live.verifying || live.verifyCall)
+      return fail('busy', 'verification is running for this task; wait for it to finish');
     if ((await state.listStagedDiffs(this.#o.db, task.id, { activeOnly: true })).length === 0)
       return fail('refused', 'nothing is staged for this task; call stage_diff first');
-    return this.withLedger(repo, async (call) => {
-      await this.#interrupted(call, live);
-      if (live.finished !== null) {
-        await this.settle(live);
-        return fail('refused', `the kernel ended the task (${live.finished.reason}); create a new task`);
-      }
-      const rejected = await this.#attempt(call, live);
-      if (live.finished !== null) await this.settle(live);
-      if (rejected.length > 0 && live.lastVerify === null) return fail('internal', describeRejections(rejected));
-      return verifyAnswer(this, live, repo);
-    });
+    const progress = call.progress ?? null;
+    const onCancel = (): void => {
+      // The client forgot this request: no more progress for it, only the kill and the kernel event.
+      progress?.stop();
+      live.progress = null;
+      this.#cancel(live, 'the MCP client cancelled verify');
+    };
+    live.verifyCall = true;
+    live.progress = progress;
+    call.signal?.addEventListener('abort', onCancel, { once: true });
+    if (call.signal?.aborted === true) onCancel();
+    progress?.startKeepAlive();
+    progress?.step('verify accepted: waiting for the repository ledger');
+    try {
+      return await this.withLedger(repo, (ledger) => this.#verifyHeld(ledger, live, repo));
+    } finally {
+      call.signal?.removeEventListener('abort', onCancel);
+      progress?.stop();
+      live.progress = null;
+      live.verifyCall = false;
+    }
+  }
+
+  async #verifyHeld(ledger: LedgerCall, live: LiveTask, repo: Repository): Promise<ToolResult> {
+    await this.#interrupted(ledger, live);
+    if (live.finished !== null) {
+      await this.settle(live);
+      return fail('refused', `the kernel ended the task (${live.finished.reason}); create a new task`);
+    }
+    live.progress?.step('ledger held: writing the staged content into the task worktree');
+    const rejected = live.cancelled === null ? await this.#attempt(ledger, live) : [];
+    if (live.cancelled !== null && live.finished === null)
+      await this.driver.submit(ledger, live, { kind: 'TaskCancelled', taskId: live.taskId, reason: live.cancelled });
+    if (live.finished !== null) await this.settle(live);
+    if (live.cancelled !== null)
+      return fail('cancelled', `${live.cancelled}: the sandbox was stopped and the task ended; create a new task`);
+    if (rejected.length > 0 && live.lastVerify === null) return fail('internal', describeRejections(rejected));
+    const outcome = live.lastVerify?.outcome.kind ?? 'unknown';
+    live.progress?.step(`verification ${outcome === 'passed' ? 'passed' : `ended: ${outcome}`}`);
+    return verifyAnswer(this, live, repo);
+  }
+
+  /** The client gave up on the running verify: its sandbox is killed; the verify call ends the task. */
+  #cancel(live: LiveTask, reason: string): void {
+    if (live.cancelled !== null || live.finished !== null) return;
+    live.cancelled = reason;
+    live.abort.abort();
   }
 
   /** A verification that did not finish (it threw) is a rejected patch for the kernel: a revisit, or the end. */
@@ -392,6 +442,8 @@ export class McpService implements TaskHost {
     // What is staged now is what the session writes: the verification run is bound to this hash.
     live.attemptStagedHash = await state.stagedContentHash(this.#o.db, live.taskId);
     const result = await live.session.run(live.attempt ?? 1, null, live.abort.signal);
+    if (result.kind === 'patch')
+      live.progress?.step(`patch extracted (${result.filesChanged} file(s)); proposing it to the kernel`);
     const rejected: RejectedAction[] = [];
     for (const c of result.commands)
       rejected.push(...(await this.driver.submit(call, live, commandEvent(live.taskId, c))).rejected);

@@ -5,14 +5,20 @@
  * instead: a line over the limit is never buffered whole — it is dropped, and
  * the caller gets a JSON-RPC error naming the limit (with the request's id,
  * recovered from the first or last bytes of the line, where JSON-RPC clients
- * put it). Lines within the limit pass through unchanged.
+ * put it). A line within the limit that is not JSON (-32700) or not a
+ * JSON-RPC 2.0 message (-32600) is answered here too; the server keeps
+ * serving. Well-formed lines pass through unchanged.
  */
 import { type Readable, Transform, type TransformCallback, type Writable } from 'node:stream';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import * as t from 'io-ts';
 import { MCP_LIMITS } from './limits.js';
 
 const EDGE_BYTES = 512;
+
+/** Whitespace only (a stray CR or an empty line between messages): ignored, as the SDK does. */
+const isBlank = (line: Buffer): boolean => line.every((byte) => byte === 0x20 || byte === 0x09 || byte === 0x0d);
 const NEWLINE = 0x0a;
 
 const ID_AT_START = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,15}|"(?:[^"\\]|\\.){0,128}")/;
@@ -28,6 +34,62 @@ export function recoverRequestId(head: string, tail: string): string | number | 
   } catch {
     return null;
   }
+}
+
+/** What a JSON-RPC 2.0 message on this wire must look like (the SDK drops anything else without a word). */
+const RequestIdC = t.union([t.string, t.Int]);
+const ParamsC = t.union([t.UnknownRecord, t.undefined]);
+const EnvelopeC = t.union([
+  t.type({ jsonrpc: t.literal('2.0'), method: t.string, id: t.union([RequestIdC, t.undefined]), params: ParamsC }),
+  t.type({ jsonrpc: t.literal('2.0'), id: RequestIdC, result: t.UnknownRecord }),
+  t.type({
+    jsonrpc: t.literal('2.0'),
+    id: t.union([RequestIdC, t.null, t.undefined]),
+    error: t.type({ code: t.Int, message: t.string }),
+  }),
+]);
+
+const errorReply = (id: string | number | null, code: number, message: string): string =>
+  `${JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } })}\n`;
+
+/** The id of a parsed value, when it has a usable one. */
+function idOf(value: unknown): string | number | null {
+  if (typeof value !== 'object' || value === null || !('id' in value)) return null;
+  const id = (value as { id: unknown }).id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : null;
+}
+
+/**
+ * The JSON-RPC error for one line within the size bound, or null when it is a
+ * well-formed message: -32700 for text that is not JSON, -32600 for JSON that
+ * is not a JSON-RPC 2.0 message (batches included: MCP since 2025-06-18 has
+ * none). The SDK's transport would report both to itself and answer nothing,
+ * leaving the client to wait for its timeout.
+ */
+export function envelopeError(line: string): string | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    const why = error instanceof Error ? error.message.slice(0, 200) : 'not JSON';
+    return errorReply(
+      null,
+      -32700,
+      `parse error: the line is not JSON (${why}); send one JSON-RPC 2.0 message per line, UTF-8, newline-terminated`,
+    );
+  }
+  if (Array.isArray(value))
+    return errorReply(
+      null,
+      -32600,
+      'invalid request: JSON-RPC batches are not supported by MCP; send one message per line',
+    );
+  if (EnvelopeC.decode(value)._tag === 'Right') return null;
+  return errorReply(
+    idOf(value),
+    -32600,
+    'invalid request: not a JSON-RPC 2.0 message; send {"jsonrpc":"2.0","id":<string|integer>,"method":<string>,"params":<object>} (a notification has no id)',
+  );
 }
 
 export function oversizedReply(id: string | number | null, sizeBytes: number, maxMessageBytes: number): string {
@@ -88,7 +150,13 @@ export class MessageSizeGuard extends Transform {
       const id = recoverRequestId(this.#head.toString('utf8'), this.#tail.toString('utf8'));
       this.#reply(oversizedReply(id, this.#size, this.#max));
     } else if (this.#size > 0) {
-      this.push(Buffer.concat([...this.#parts, Buffer.from([NEWLINE])]));
+      const line = Buffer.concat(this.#parts);
+      const refusal = isBlank(line) ? '' : envelopeError(line.toString('utf8'));
+      if (refusal === null) this.push(Buffer.concat([line, Buffer.from([NEWLINE])]));
+      else if (refusal !== '') {
+        this.#refused += 1;
+        this.#reply(refusal);
+      }
     }
     this.#parts = [];
     this.#size = 0;

@@ -26,6 +26,7 @@ import {
 import type { Db, TaskPhase } from '@crustcore/state';
 import * as state from '@crustcore/state';
 import type { LedgerCall } from './mcp-ledger.js';
+import type { VerifyProgress } from './verify-progress.js';
 
 export type ApplyAction = Extract<Action, { kind: 'ApplyPatch' }>;
 export type RejectedAction = Extract<Action, { kind: 'Rejected' }>;
@@ -54,6 +55,12 @@ export interface LiveTask {
   attemptStagedHash: Hash32 | null;
   /** Set while this process runs a verification (a task left Verifying without it was cut off). */
   verifying: boolean;
+  /** Set from the moment a verify call is accepted until it answers (a second one is busy). */
+  verifyCall: boolean;
+  /** Why the client cancelled the running verify (the task then ends: TaskCancelled), or null. */
+  cancelled: string | null;
+  /** Where the current verify call's progress goes (null: the client asked for none). */
+  progress: VerifyProgress | null;
   readonly abort: AbortController;
 }
 
@@ -144,6 +151,7 @@ export class TaskDriver {
     const taskId = live.taskId;
     const stagedHash = live.attemptStagedHash ?? (await state.stagedContentHash(this.#db, taskId));
     live.verifying = true;
+    live.progress?.step('the kernel started verification: a fresh worktree with exactly the patch');
     let outcome: VerifyOutcome;
     try {
       outcome = await live.session.verify(patchHash, live.abort.signal);
@@ -153,6 +161,11 @@ export class TaskDriver {
     const events: PendingEvent[] = outcome.commands.map((c) => commandEvent(taskId, c));
     const runId = await this.#recordRun(taskId, stagedHash, outcome);
     live.lastVerify = { outcome, stagedHash, runId };
+    if (live.cancelled !== null) {
+      // The client cancelled: the sandbox was killed, so this outcome says nothing about the patch.
+      events.push({ kind: 'TaskCancelled', taskId, reason: live.cancelled });
+      return events;
+    }
     if (outcome.kind === 'failed') {
       events.push({
         kind: 'PatchRejected',

@@ -10,6 +10,7 @@ import type { ApprovalTokenBook } from './approval-tokens.js';
 import type { LedgerCall, McpLedgers } from './mcp-ledger.js';
 import type { LiveTask, RejectedAction, TaskDriver } from './task-driver.js';
 import type { TaskMetadata } from './task-metadata.js';
+import type { VerifyProgress } from './verify-progress.js';
 
 export type ToolFailureCode =
   | 'invalid-input'
@@ -22,6 +23,7 @@ export type ToolFailureCode =
   | 'bad-token'
   | 'drift'
   | 'too-large'
+  | 'cancelled'
   | 'internal';
 
 export interface ToolFailure {
@@ -30,6 +32,26 @@ export interface ToolFailure {
 }
 
 export type ToolResult = Result<ToolFailure, Json>;
+
+/** What the protocol side hands a long tool call: where its progress goes, and its cancellation. */
+export interface ToolCallContext {
+  readonly progress?: VerifyProgress;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The state plane could not be opened (thrown by the server's `Db` on every
+ * use): `busy` when another process holds the embedded database, so the
+ * caller is told who and what to do instead of `internal`.
+ */
+export class StatePlaneUnavailable extends Error {
+  override readonly name = 'StatePlaneUnavailable';
+  readonly busy: boolean;
+  constructor(message: string, busy: boolean) {
+    super(message);
+    this.busy = busy;
+  }
+}
 
 export const fail = (code: ToolFailureCode, message: string): Result<ToolFailure, never> => err({ code, message });
 

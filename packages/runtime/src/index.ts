@@ -60,4 +60,4 @@ export {
   type TaskSpec,
 } from './task-loop.js';
 export type { ModelUsage, ToolCallOutcome, ToolCallRequest, ToolExecution, ToolGate } from './tool-gate-types.js';
-export { VerifySession, type VerifySessionOptions } from './verify-session.js';
+export { type VerifyProgressEvent, VerifySession, type VerifySessionOptions } from './verify-session.js';

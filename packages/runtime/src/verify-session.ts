@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Approved, Hash32, Diagnosis as KernelDiagnosis } from '@crustcore/kernel';
-import type { SandboxExecCap } from '@crustcore/sandbox';
+import type { RunObserver, SandboxExecCap } from '@crustcore/sandbox';
 import {
   type Argv,
   applyVerifiedPatch,
@@ -75,7 +75,21 @@ export interface VerifySessionOptions {
   readonly environment?: EnvironmentContext;
   /** Ignored files the project's config names, copied into the task worktree. */
   readonly environmentFiles?: readonly string[];
+  /** Told what the baseline and verify runs do while they run (a waiting client shows it). */
+  readonly progress?: (event: VerifyProgressEvent) => void;
 }
+
+/** A live event of a verify-sandbox run: it started, its output grew (running total), it finished. */
+export type VerifyProgressEvent =
+  | { readonly kind: 'command-started'; readonly purpose: 'baseline' | 'verify'; readonly argv: readonly string[] }
+  | { readonly kind: 'command-output'; readonly purpose: 'baseline' | 'verify'; readonly outputBytes: number }
+  | {
+      readonly kind: 'command-finished';
+      readonly purpose: 'baseline' | 'verify';
+      readonly exitCode: number | null;
+      readonly outputBytes: number;
+      readonly timedOut: boolean;
+    };
 
 const STDERR_TAIL_CHARS = 2_000;
 
@@ -143,6 +157,25 @@ function treeHashOf(verified: VerifiedPatch): Hash32 {
     .update(`git-tree:${verified.treeId}\npatch:${verified.patchSha256}`)
     .digest('hex') as Hash32;
 }
+/** The sandbox observer of one run, reporting to `progress` (no observer without a listener). */
+function observerFor(
+  progress: ((event: VerifyProgressEvent) => void) | undefined,
+  purpose: 'baseline' | 'verify',
+  argv: readonly string[],
+): { readonly observer?: RunObserver } {
+  if (progress === undefined) return {};
+  const totals = { stdout: 0, stderr: 0 };
+  return {
+    observer: {
+      started: () => progress({ kind: 'command-started', purpose, argv }),
+      output: (stream, totalBytes) => {
+        totals[stream] = totalBytes;
+        progress({ kind: 'command-output', purpose, outputBytes: totals.stdout + totals.stderr });
+      },
+    },
+  };
+}
+
 export class VerifySession implements Workspace, Attempts, Verifier, Integrator {
   readonly #o: VerifySessionOptions;
   #worktree: TaskWorktree | null = null;
@@ -340,10 +373,12 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
       pool: true,
       ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
       ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
+      ...observerFor(this.#o.progress, 'baseline', this.#o.verifyArgv),
     });
     if (base._tag === 'Left') return null;
     this.#baseline = base.right;
     const stored = await this.#storeRun(base.right.run, 'baseline');
+    this.#finished('baseline', stored);
     this.#checkBaseline(base.right, stored);
     return stored;
   }
@@ -363,30 +398,57 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     if (blocker !== null) this.#o.onEnvironmentBlocker(blocker, stored);
   }
 
+  /** Tells the progress listener a run finished; returns the run. */
+  #finished(purpose: 'baseline' | 'verify', run: CommandRecord): CommandRecord {
+    this.#o.progress?.({
+      kind: 'command-finished',
+      purpose,
+      exitCode: run.exitCode,
+      outputBytes: run.outputBytes,
+      timedOut: run.timedOut,
+    });
+    return run;
+  }
+
+  /**
+   * A stopped verification stops the baseline it waits for: otherwise the stop would wait for
+   * the baseline to run to its end (or its timeout).
+   */
+  #stopBaselineWith(signal: AbortSignal): void {
+    if (signal.aborted) this.#baselineAbort.abort();
+    else signal.addEventListener('abort', () => this.#baselineAbort.abort(), { once: true });
+  }
+
+  #verifyRequest(patch: UnverifiedPatch, signal: AbortSignal): Parameters<typeof verifyPatch>[1] {
+    return {
+      repo: this.#o.repo,
+      taskId: this.#o.taskId,
+      patch,
+      argv: this.#o.verifyArgv,
+      nowMs: this.#o.clockMs(),
+      baseline: this.#baseline,
+      home: this.#o.home,
+      signal,
+      ...(this.#o.environment ? { environment: this.#o.environment } : {}),
+      pool: true,
+      ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
+      ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
+      ...observerFor(this.#o.progress, 'verify', this.#o.verifyArgv),
+    };
+  }
+
   async verify(patchHash: Hash32, signal: AbortSignal): Promise<VerifyOutcome> {
     const patch = this.#patch;
     if (patch === null || patch.sha256 !== patchHash)
       throw new Error('verify asked for a patch this task did not produce');
+    this.#stopBaselineWith(signal);
     // The baseline (the same command on the base) and this verification run side by side;
     // the test counts are compared once both are done.
     const baselinePending = this.#baselineRun;
     this.#baselineRun = null;
     const [baselineCommand, outcome] = await Promise.all([
       baselinePending ?? Promise.resolve(null),
-      verifyPatch(this.#o.verifyCap, {
-        repo: this.#o.repo,
-        taskId: this.#o.taskId,
-        patch,
-        argv: this.#o.verifyArgv,
-        nowMs: this.#o.clockMs(),
-        baseline: this.#baseline,
-        home: this.#o.home,
-        signal,
-        ...(this.#o.environment ? { environment: this.#o.environment } : {}),
-        pool: true,
-        ...(this.#o.approvedArgvHashes ? { approvedArgvHashes: this.#o.approvedArgvHashes } : {}),
-        ...(this.#o.verifyTimeoutMs ? { timeoutMs: this.#o.verifyTimeoutMs } : {}),
-      }),
+      verifyPatch(this.#o.verifyCap, this.#verifyRequest(patch, signal)),
     ]);
     const commands: CommandRecord[] = baselineCommand === null ? [] : [baselineCommand];
     if (outcome._tag === 'Left') {
@@ -401,7 +463,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
       };
     }
     const run = outcome.right.run;
-    commands.push(await this.#storeRun(run, 'verify'));
+    commands.push(this.#finished('verify', await this.#storeRun(run, 'verify')));
     if (outcome.right._tag === 'Failed') {
       const d = outcome.right.diagnosis;
       this.#diagnosis = d;

@@ -77,6 +77,7 @@ export {
   type ProcessSpec,
   type ProcessStartError,
   type ProcessStartFailure,
+  type RunObserver,
   runTrustedHostCommand,
 } from './runner/process-runner.js';
 export { seccompProgram } from './seccomp/seccomp-filter.js';

@@ -28,7 +28,7 @@ import { defaultSandboxPath, findHostTool, systemVisibleRoots } from './mount/ho
 import { isInside, isNormalizedAbsolute, overlaps } from './mount/path-shape.js';
 import { shellUse } from './policy/shell-detection.js';
 import type { ResourceLimits, SandboxBackendKind, SandboxProfileName } from './profile/sandbox-profile.js';
-import { type ProcessResult, runProcess, signalProcessGroup } from './runner/process-runner.js';
+import { type ProcessResult, type RunObserver, runProcess, signalProcessGroup } from './runner/process-runner.js';
 import { seccompProgram } from './seccomp/seccomp-filter.js';
 
 /** One sandboxed run. Optional bounds default to the profile's. */
@@ -47,7 +47,16 @@ export interface SandboxRunSpec {
   /** At most the profile's `maxOutputBytes` (the default). */
   readonly maxOutputBytes?: number;
   readonly signal?: AbortSignal;
+  /** Live events of the run (started, output totals), e.g. for progress shown to a waiting client. */
+  readonly observer?: RunObserver;
 }
+
+/** The spec's optional fields the process runner takes as they are (absent stays absent). */
+const optionalRunFields = (spec: SandboxRunSpec) => ({
+  ...(spec.stdin === undefined ? {} : { stdin: spec.stdin }),
+  ...(spec.signal === undefined ? {} : { signal: spec.signal }),
+  ...(spec.observer === undefined ? {} : { observer: spec.observer }),
+});
 
 /** How strongly the run was isolated. `process-jail` is weaker: it sees the host filesystem and network. */
 export type SandboxIsolation = 'namespaces' | 'process-jail';
@@ -370,8 +379,7 @@ export async function runSandboxed(
       env: sanitized.env,
       timeoutMs,
       maxOutputBytes,
-      ...(spec.stdin === undefined ? {} : { stdin: spec.stdin }),
-      ...(spec.signal === undefined ? {} : { signal: spec.signal }),
+      ...optionalRunFields(spec),
     },
     {
       ...(bwrap === null ? {} : { descriptor3Input: seccompProgram() }),

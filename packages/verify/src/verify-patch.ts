@@ -10,7 +10,13 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { err, ok, type Result } from '@crustcore/kernel';
-import { decideSandboxCommand, runSandboxed, type SandboxExecCap, type SandboxedResult } from '@crustcore/sandbox';
+import {
+  decideSandboxCommand,
+  type RunObserver,
+  runSandboxed,
+  type SandboxExecCap,
+  type SandboxedResult,
+} from '@crustcore/sandbox';
 import type { Argv } from './argv.js';
 import { type Diagnosis, diagnoseFailure } from './diagnosis.js';
 import { dependencyRisk } from './environment/dependency-risk.js';
@@ -81,6 +87,8 @@ export interface VerifyRequest {
   readonly timeoutMs?: number;
   readonly maxOutputBytes?: number;
   readonly signal?: AbortSignal;
+  /** Live events of the sandboxed run (it started, output totals); see RunObserver. */
+  readonly observer?: RunObserver;
   readonly home?: string;
   /** Save the patch and evidence under $CRUSTCORE_HOME/patches/<taskId> (default true). */
   readonly save?: boolean;
@@ -135,7 +143,10 @@ function toRun(argv: Argv, result: SandboxedResult): VerifyRun {
 async function runInWorktree(
   baseCap: SandboxExecCap,
   worktree: TaskWorktree,
-  request: Pick<VerifyRequest, 'argv' | 'env' | 'timeoutMs' | 'maxOutputBytes' | 'signal' | 'environment' | 'home'>,
+  request: Pick<
+    VerifyRequest,
+    'argv' | 'env' | 'timeoutMs' | 'maxOutputBytes' | 'signal' | 'observer' | 'environment' | 'home'
+  >,
 ): Promise<Result<VerifyError, { run: VerifyRun; result: SandboxedResult; environmentHash: string | null }>> {
   let cap = baseCap;
   let env = request.env;
@@ -158,6 +169,7 @@ async function runInWorktree(
     ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
     ...(request.maxOutputBytes === undefined ? {} : { maxOutputBytes: request.maxOutputBytes }),
     ...(request.signal === undefined ? {} : { signal: request.signal }),
+    ...(request.observer === undefined ? {} : { observer: request.observer }),
   });
   if (outcome._tag === 'Left')
     return err({ _tag: 'SandboxRefused', message: outcome.left.message, fix: outcome.left.fix });

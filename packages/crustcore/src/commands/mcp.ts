@@ -62,12 +62,18 @@ async function loadMcpPack(): Promise<McpPack> {
  * answered at once while PGlite (seconds to start) comes up; the first tool
  * that needs the state plane waits for it.
  */
-function backgroundDb(opening: Promise<Db>, engine: Db['engine']): Db {
+function backgroundDb(opening: Promise<Db>, engine: Db['engine'], pack: McpPack): Db {
+  // A database that could not open is the caller's to hear about: who holds it and what to do.
+  const ready = opening.catch((error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new pack.StatePlaneUnavailable(message, /\bin use\b/.test(message));
+  });
+  ready.catch(() => undefined);
   return {
     engine,
     schema: 'crustcore',
-    query: async (sql, params) => (await opening).query(sql, params),
-    transaction: async (work) => (await opening).transaction(work),
+    query: async (sql, params) => (await ready).query(sql, params),
+    transaction: async (work) => (await ready).transaction(work),
     close: async () => {
       const db = await opening.catch(() => null);
       await db?.close();
@@ -134,77 +140,111 @@ export const mcpCommand: Command = {
     if (databaseUrl !== undefined && values.ephemeral === true)
       throw new UsageError('give --database-url or --ephemeral, not both');
     const home = crustcoreHome(io.env);
-    const stateDir =
-      values['state-dir'] === undefined
-        ? await projectStateDir(home, roots)
-        : mcpStateDir(home, values['state-dir'], io.cwd);
     const pack = await loadMcpPack();
-
-    const opening: Promise<Db> =
-      values.ephemeral === true
-        ? loadStatePlane().then(async (state) => {
-            const opened = await state.openStateDb({});
-            if (opened._tag === 'Left')
-              throw new StateOpenError(`cannot open the state plane: ${JSON.stringify(opened.left)}`);
-            return opened.right;
-          })
-        : openState({ databaseUrl, stateDir }).then((opened) => opened.db);
-    opening.catch((error: unknown) =>
-      writeLine(io.stderr, `crustcore mcp: ${error instanceof Error ? error.message : String(error)}`),
-    );
-    const db = backgroundDb(opening, databaseUrl === undefined ? 'pglite' : 'postgres');
-    // What the tools return reaches a model, and what the ledger records is kept: the same redactor
-    // as `crustcore run` (detectors, and the vault's secrets when it opens without a prompt).
-    const { redact } = await loadRuntimeRedactor(home, io.env);
-    const service = new pack.McpService({
-      db,
-      home,
-      env: io.env,
-      redact,
-      stateDir,
-      allowedRoots: roots,
-      verifyTimeoutMs: verifyTimeoutSeconds * 1_000,
-      ...(verifyArgv === undefined ? {} : { verifyArgv }),
-    });
-    const handle = adminHandler(service);
-    let admin: Awaited<ReturnType<typeof startAdminServer>>;
-    try {
-      admin = await startAdminServer(join(mcpSocketDir(stateDir), `${process.pid}.sock`), handle);
-    } catch (error) {
-      await db.close();
-      if (error instanceof AdminSocketError) {
-        writeLine(io.stderr, `${io.err.red('error:')} ${error.message}`);
-        return ExitCode.internal;
-      }
-      throw error;
+    // Given: the person chose it (a second server on it is told the database is in use). Default: a
+    // slot of the project's state that this server holds, so two IDE windows on one repository both work.
+    const slot = values['state-dir'] === undefined ? pack.claimStateSlot(await projectStateDir(home, roots)) : null;
+    if (slot !== null && slot._tag === 'Full') {
+      writeLine(io.stderr, `${io.err.red('error:')} ${slot.message}`);
+      return ExitCode.busy;
     }
-    writeLine(
-      io.stderr,
-      `crustcore mcp ${VERSION}: serving on stdio for ${roots.join(', ')}; approvals: crustcore mcp-token TASK${values['state-dir'] === undefined ? '' : ` --state-dir ${stateDir}`}`,
-    );
-    // Finish what a crash interrupted, in the background (the state plane may still be starting).
-    void service.recoverInterruptedApplies().then(
-      (rolledBack) => {
-        if (rolledBack.length > 0)
-          writeLine(io.stderr, `crustcore mcp: rolled back interrupted applies ${rolledBack.join(', ')}`);
-      },
-      (error: unknown) =>
-        writeLine(
-          io.stderr,
-          `crustcore mcp: apply recovery failed: ${error instanceof Error ? error.message : String(error)}`,
-        ),
-    );
-    const server = pack.createMcpServer(service, { version: VERSION, redact });
+    const stateDir = slot === null ? mcpStateDir(home, values['state-dir'], io.cwd) : slot.slot.dir;
     try {
-      await pack.serveStdio(server);
+      return await serveMcp({ io, pack, values, roots, verifyArgv, verifyTimeoutSeconds, databaseUrl, home, stateDir });
     } finally {
-      await admin.close();
-      await service.close();
-      await db.close();
+      slot?.slot.release();
     }
-    return ExitCode.ok;
   },
 };
+
+interface ServeOptions {
+  readonly io: Io;
+  readonly pack: McpPack;
+  readonly values: { readonly ephemeral?: boolean; readonly 'state-dir'?: string };
+  readonly roots: readonly string[];
+  readonly verifyArgv: Argv | undefined;
+  readonly verifyTimeoutSeconds: number;
+  readonly databaseUrl: string | undefined;
+  readonly home: string;
+  readonly stateDir: string;
+}
+
+/** The state plane, opening in the background (PGlite takes seconds; the handshake does not wait). */
+function stateDb(options: ServeOptions): Db {
+  const { io, pack, values, databaseUrl, stateDir } = options;
+  const opening: Promise<Db> =
+    values.ephemeral === true
+      ? loadStatePlane().then(async (state) => {
+          const opened = await state.openStateDb({});
+          if (opened._tag === 'Left')
+            throw new StateOpenError(`cannot open the state plane: ${JSON.stringify(opened.left)}`);
+          return opened.right;
+        })
+      : openState({ databaseUrl, stateDir }).then((opened) => opened.db);
+  opening.catch((error: unknown) =>
+    writeLine(io.stderr, `crustcore mcp: ${error instanceof Error ? error.message : String(error)}`),
+  );
+  return backgroundDb(opening, databaseUrl === undefined ? 'pglite' : 'postgres', pack);
+}
+
+/** Finishes what a crash interrupted, in the background (the state plane may still be starting). */
+function recoverInBackground(io: Io, service: InstanceType<McpPack['McpService']>): void {
+  void service.recoverInterruptedApplies().then(
+    (rolledBack) => {
+      if (rolledBack.length > 0)
+        writeLine(io.stderr, `crustcore mcp: rolled back interrupted applies ${rolledBack.join(', ')}`);
+    },
+    (error: unknown) =>
+      writeLine(
+        io.stderr,
+        `crustcore mcp: apply recovery failed: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+  );
+}
+
+/** Starts the admin socket and serves stdio until the client leaves. */
+async function serveMcp(options: ServeOptions): Promise<ExitCode> {
+  const { io, pack, values, roots, verifyArgv, verifyTimeoutSeconds, home, stateDir } = options;
+  const db = stateDb(options);
+  // What the tools return reaches a model, and what the ledger records is kept: the same redactor
+  // as `crustcore run` (detectors, and the vault's secrets when it opens without a prompt).
+  const { redact } = await loadRuntimeRedactor(home, io.env);
+  const service = new pack.McpService({
+    db,
+    home,
+    env: io.env,
+    redact,
+    stateDir,
+    allowedRoots: [...roots],
+    verifyTimeoutMs: verifyTimeoutSeconds * 1_000,
+    ...(verifyArgv === undefined ? {} : { verifyArgv }),
+  });
+  let admin: Awaited<ReturnType<typeof startAdminServer>>;
+  try {
+    admin = await startAdminServer(join(mcpSocketDir(stateDir), `${process.pid}.sock`), adminHandler(service));
+  } catch (error) {
+    await db.close();
+    if (error instanceof AdminSocketError) {
+      writeLine(io.stderr, `${io.err.red('error:')} ${error.message}`);
+      return ExitCode.internal;
+    }
+    throw error;
+  }
+  writeLine(
+    io.stderr,
+    `crustcore mcp ${VERSION}: serving on stdio for ${roots.join(', ')}; approvals: crustcore mcp-token TASK${values['state-dir'] === undefined ? '' : ` --state-dir ${stateDir}`}`,
+  );
+  recoverInBackground(io, service);
+  const server = pack.createMcpServer(service, { version: VERSION, redact });
+  try {
+    await pack.serveStdio(server);
+  } finally {
+    await admin.close();
+    await service.close();
+    await db.close();
+  }
+  return ExitCode.ok;
+}
 
 /**
  * The default state directory is per project ($CRUSTCORE_HOME/mcp/projects/<repo-id>, the
@@ -219,7 +259,7 @@ async function projectStateDir(home: string, roots: readonly string[]): Promise<
   return join(home, 'mcp', 'projects', repo.right.repoId);
 }
 
-/** Sockets of every MCP server under $CRUSTCORE_HOME/mcp: each project's, and the shared legacy directory's. */
+/** Sockets of every MCP server under $CRUSTCORE_HOME/mcp: each project slot's, and the shared directory's slots. */
 function allProjectSockets(home: string): string[] {
   const projects = join(home, 'mcp', 'projects');
   let names: string[] = [];
@@ -228,7 +268,11 @@ function allProjectSockets(home: string): string[] {
   } catch {
     names = [];
   }
-  return [...names.flatMap((name) => mcpSockets(join(projects, name))), ...mcpSockets(join(home, 'mcp'))];
+  // Outside a repository the shared directory is used, slotted like a project's (mcp, mcp~2, …).
+  const shared = Array.from({ length: 16 }, (_, index) =>
+    index === 0 ? join(home, 'mcp') : `${join(home, 'mcp')}~${index + 1}`,
+  );
+  return [...names.flatMap((name) => mcpSockets(join(projects, name))), ...shared.flatMap(mcpSockets)];
 }
 
 /** Every MCP server's socket under the state directory. */

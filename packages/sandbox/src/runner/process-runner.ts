@@ -32,6 +32,19 @@ export interface ProcessSpec {
   readonly maxOutputBytes: number;
   /** Aborting kills the whole process group; `cancelled` is then true. */
   readonly signal?: AbortSignal;
+  /** Told what the run does while it runs (a client waiting on a long run can show it). */
+  readonly observer?: RunObserver;
+}
+
+/**
+ * Live events of one run, as they happen: the child was spawned (under a
+ * sandbox: the sandbox started; a program the launcher then cannot exec still
+ * ends with a startError), and output arrived (a running total per stream,
+ * dropped bytes included). Observers must not throw; they cannot change the run.
+ */
+export interface RunObserver {
+  readonly started?: () => void;
+  readonly output?: (stream: 'stdout' | 'stderr', totalBytes: number) => void;
 }
 
 /** Why a process could not be started. */
@@ -256,6 +269,27 @@ export function runProcess(spec: ProcessSpec, hooks: RunHooks = {}): Promise<Pro
   return superviseChild(child, childStderr, spec, hooks, program, startedAt).then(launcherFailure);
 }
 
+/** Captures both streams within the spec's budget, telling its observer the run started and each new total. */
+function captureOutput(
+  child: ReturnType<typeof spawn>,
+  childStderr: Readable | null,
+  spec: ProcessSpec,
+): { readonly stdout: StreamCapture; readonly stderr: StreamCapture } {
+  const stdout = new StreamCapture(spec.maxOutputBytes);
+  const stderr = new StreamCapture(spec.maxOutputBytes);
+  const observe = spec.observer;
+  const totals = { stdout: 0, stderr: 0 };
+  const take = (stream: 'stdout' | 'stderr', capture: StreamCapture) => (chunk: Buffer) => {
+    capture.push(chunk);
+    totals[stream] += chunk.length;
+    observe?.output?.(stream, totals[stream]);
+  };
+  child.stdout?.on('data', take('stdout', stdout));
+  childStderr?.on('data', take('stderr', stderr));
+  observe?.started?.();
+  return { stdout, stderr };
+}
+
 function superviseChild(
   child: ReturnType<typeof spawn>,
   childStderr: Readable | null,
@@ -274,10 +308,7 @@ function superviseChild(
       return;
     }
     const killTree = hooks.killTree ?? signalProcessGroup;
-    const stdout = new StreamCapture(spec.maxOutputBytes);
-    const stderr = new StreamCapture(spec.maxOutputBytes);
-    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
-    childStderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    const { stdout, stderr } = captureOutput(child, childStderr, spec);
     // EPIPE when the child does not read its stdin is normal, not a failure.
     child.stdin?.on('error', () => {});
     child.stdout?.on('error', () => {});
