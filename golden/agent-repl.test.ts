@@ -174,7 +174,7 @@ describe('crustcore chat in a terminal', () => {
     const frames = framesOf(ledgerDirOf(box.home));
     const steeredFrames = frames.filter((f) => f.kind === 'UserSteered');
     expect(steeredFrames).toHaveLength(1);
-    const textHash = String((steeredFrames[0]?.payload as { textHash?: string }).textHash);
+    const textHash = String((steeredFrames[0]?.payload as { textHash?: string } | undefined)?.textHash);
     const artifact = join(ledgerDirOf(box.home), 'artifacts', textHash.slice(0, 2), textHash.slice(2));
     expect(readFileSync(artifact, 'utf8')).toBe('do not touch src/calc.js, only write README.md');
   }, 240_000);

@@ -14,7 +14,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelServer, registryFor, startModelServer } from './agent/model-server.js';
-import { buildCli, CLI, crustcore, makeRepo, NODE_REPO, type Sandbox } from './cli-harness.js';
+import { buildCli, CLI, crustcore, makeRepo, NODE_REPO } from './cli-harness.js';
 import { cli, DaemonProcess } from './daemon-harness.js';
 import { framesOf, inspectReplay, type McpSession, mintToken, startMcp } from './mcp-harness.js';
 
