@@ -138,5 +138,8 @@ export async function buildIndex(options: IndexOptions): Promise<Result<IndexErr
   } catch (error) {
     return err(indexError('io', `cannot write the index cache in ${cacheDir}: ${(error as Error).message}`));
   }
-  return ok({ capsule, cacheDir, stats: { files: files.length, parsed, reused: files.length - parsed.length } });
+  const reused = listed.filter(
+    (file) => isRegularFile(file) && cache.has(entryKey(file.blob, pathFacts(file.path).language)),
+  );
+  return ok({ capsule, cacheDir, stats: { files: files.length, parsed, reused: reused.length } });
 }
