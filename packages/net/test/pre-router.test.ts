@@ -67,6 +67,10 @@ describe('pre-router classes', () => {
     ['delete', 'DELETE FROM sessions WHERE expires < now();', hit('sql')],
     ['create table', 'CREATE TABLE IF NOT EXISTS notes (id serial primary key)', hit('sql')],
     ['cte', 'WITH recent AS (SELECT * FROM t) SELECT * FROM recent', hit('sql')],
+    ['drop', 'DROP TABLE users;', hit('sql')],
+    ['unique index', 'create unique index if not exists idx_a on t (a)', hit('sql')],
+    ['select distinct', 'SELECT DISTINCT name FROM people', hit('sql')],
+    ['kotlin frames with spaces', 'java.lang.Error: x\n    at app.MainKt.main(Main.kt:3)', hit('stack-trace', 'java')],
   ])('%s', (_name, input, expected) => {
     expect(preRoute(input)).toEqual(expected);
   });
@@ -85,6 +89,9 @@ describe('pre-router classes', () => {
     ['broken JSON', '{"a": 1,'],
     ['a diff header without hunks', '--- a/x\n+++ b/x\nno hunk'],
     ['backticks inline', 'use `npm test` to run'],
+    ['prose starting with Create', 'Create a table of contents for the docs'],
+    ['prose starting with Drop', 'Drop the table from the report, it is stale'],
+    ['a JS frame is not a JVM frame', 'Error: x\n\tat run (app.js:1)'],
     ['empty', ''],
   ])('near miss: %s', (_name, input) => {
     expect(preRoute(input)).toEqual({ _tag: 'Miss' });

@@ -41,13 +41,16 @@ export type PreRoute =
 const MISS: PreRoute = { _tag: 'Miss' };
 const hit = (kind: 'diff' | 'json' | 'latex' | 'sql'): PreRoute => ({ _tag: 'Hit', kind, language: null });
 
+const JVM_SOURCES: ReadonlySet<string> = new Set(['java', 'kt', 'scala', 'groovy']);
+
 function stackTraceLanguage(head: string): StackLanguage | null {
   if (head.includes('Traceback (most recent call last):') && PYTHON_FRAME.test(head)) return 'python';
-  if (head.includes('panicked at') && RUST_PANIC.test(head)) return 'rust';
+  if (head.includes("thread '") && head.includes('panicked at') && RUST_PANIC.test(head)) return 'rust';
   if (head.includes('goroutine ') && GO_GOROUTINE.test(head) && GO_FRAME.test(head)) return 'go';
   if (!head.includes('at ')) return null;
   // Java frames end in `(File.java:42)`; checked before Node, whose frames end in `:line:column`.
-  if (JAVA_FRAME.test(head)) return 'java';
+  const jvm = JAVA_FRAME.exec(head);
+  if (jvm !== null && JVM_SOURCES.has(jvm[1] as string)) return 'java';
   const frame = NODE_FRAME.exec(head);
   // "meet at 10:30:45" has the shape of a frame; a real frame names a file, a module or an anonymous function.
   if (frame !== null && NODE_FRAME_LOCATION.test(frame[0])) return 'javascript';
@@ -83,7 +86,7 @@ function fenceLanguage(head: string): string | null | undefined {
   const open = FENCE_OPEN.exec(head);
   if (open === null) return undefined;
   const word = open[1]?.toLowerCase();
-  if (word === undefined) return null;
+  if (word === undefined || word === '') return null;
   return Object.hasOwn(FENCE_ALIASES, word) ? (FENCE_ALIASES[word] as string) : word;
 }
 
