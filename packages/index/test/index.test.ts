@@ -43,6 +43,11 @@ class Store:
 
 def _hidden():
     pass
+
+
+@cache
+def decorated():
+    pass
 `;
 const GO = `package store
 
@@ -139,6 +144,7 @@ describe('capsule of a multi-language repository', () => {
       'class Store@8 exported',
       'method get@9',
       'function _hidden@13',
+      'function decorated@18 exported', // the def line, not its decorator's
     ]);
     expect(symbolsOf(result, 'go/store.go')).toEqual([
       'struct Store@3 exported',
@@ -190,8 +196,8 @@ describe('incremental re-index', () => {
     git(target.repoDir, 'add', 'py/store.py');
     const again = await index(target);
     expect(again.stats.parsed).toEqual(['py/store.py']);
-    // PY's 14 lines, two blank ones, then the new definition.
-    expect(symbolsOf(again, 'py/store.py')).toContain('function added@17 exported');
+    // PY's 19 lines, two blank ones, then the new definition.
+    expect(symbolsOf(again, 'py/store.py')).toContain('function added@22 exported');
     // Everything else is what the first build found.
     const others = (result: IndexResult) => result.capsule.files.filter((file) => file.path !== 'py/store.py');
     expect(others(again)).toEqual(others(first));

@@ -67,7 +67,10 @@ function exportedInScript(node: Node): boolean {
 function isExported(language: GrammarName, node: Node, name: string): boolean {
   if (language === 'go') return /^[A-Z]/.test(name);
   if (language === 'rust') return node.namedChildren.some((child) => child?.type === 'visibility_modifier');
-  if (language === 'python') return node.parent?.type === 'module' && !name.startsWith('_');
+  if (language === 'python') {
+    const holder = node.parent?.type === 'decorated_definition' ? node.parent.parent : node.parent;
+    return holder?.type === 'module' && !name.startsWith('_');
+  }
   return exportedInScript(node);
 }
 
