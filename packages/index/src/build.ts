@@ -49,8 +49,7 @@ async function openTarget(options: IndexOptions): Promise<Result<IndexError, Tar
   } catch (error) {
     return err(indexError('unreadable-dir', `cannot read ${dir}: ${(error as Error).message}`));
   }
-  const found = await discoverRepository(dir);
-  const repo = await openRepository(dir);
+  const [found, repo] = await Promise.all([discoverRepository(dir), openRepository(dir)]);
   if (found._tag === 'Left' || repo._tag === 'Left')
     return err(indexError('not-a-repository', `${dir} is not inside a git work tree`));
   const cacheDir = resolve(options.cacheDirFor(repo.right));
@@ -111,7 +110,12 @@ export async function buildIndex(options: IndexOptions): Promise<Result<IndexErr
   const target = await openTarget(options);
   if (target._tag === 'Left') return target;
   const { repo, location, cacheDir } = target.right;
-  const listed = await listIndex(location);
+  // Independent git calls: run together (each is a process start, most of a re-index's time).
+  const [listed, head, unstaged] = await Promise.all([
+    listIndex(location),
+    headCommit(location),
+    unstagedCount(location),
+  ]);
   if (typeof listed === 'string') return err(indexError('git-failed', listed));
   const { cache, fresh, parsed, manifestTexts } = await analyseAll(location, listed, cacheDir);
   const files: CapsuleFile[] = listed.map((file) => {
@@ -127,8 +131,8 @@ export async function buildIndex(options: IndexOptions): Promise<Result<IndexErr
   const capsule: RepoCapsule = {
     version: 1,
     repoId: repo.repoId,
-    head: await headCommit(location),
-    unstaged: await unstagedCount(location),
+    head,
+    unstaged,
     roles,
     ...detectStack(manifestTexts),
     files,
