@@ -277,9 +277,8 @@ describe('capsule of this repository', () => {
       const build = capsule.files.find((file) => file.path === 'packages/index/src/build.ts');
       const symbol = build?.symbols.find((s) => s.name === 'buildIndex');
       expect(symbol).toMatchObject({ kind: 'function', exported: true });
-      // The line the capsule names is the line that defines it.
-      const { readFileSync } = await import('node:fs');
-      const lines = readFileSync(join(root, 'packages/index/src/build.ts'), 'utf8').split('\n');
+      // The line the capsule names is the line that defines it, in the staged text the capsule is built from.
+      const lines = git(root, 'show', ':packages/index/src/build.ts').split('\n');
       expect(lines[(symbol?.line ?? 0) - 1]).toMatch(/^export async function buildIndex\(/);
       expect(capsule.stack.some((entry) => entry.ecosystem === 'node' && entry.manifest === 'package.json')).toBe(true);
       expect(capsule.testCommands).toContain('npm test');
