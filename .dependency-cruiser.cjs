@@ -67,7 +67,7 @@ module.exports = {
       comment: 'kernel, ledger, confine, sandbox and verify never import a pack.',
       severity: 'error',
       from: { path: '^packages/(kernel|ledger|confine|sandbox|verify)/src' },
-      to: { path: '^packages/(net|agent|workers|state|mcp|crustcore|runtime|daemon)/' },
+      to: { path: '^packages/(net|agent|workers|state|mcp|crustcore|runtime|daemon|index)/' },
     },
     {
       name: 'runtime-uses-no-pack-code',

@@ -64,11 +64,20 @@ export {
 export {
   estimateInputTokens,
   pinnedRoute,
+  preRouteKeys,
   type Route,
   type RouterOptions,
   RouterProvider,
   type RouteSelection,
 } from './meta/router.js';
+export { type NamedPattern, PRE_ROUTER_PATTERNS } from './pre-route/patterns.js';
+export {
+  type InputKind,
+  PRE_ROUTE_HEAD_CHARS,
+  type PreRoute,
+  preRoute,
+  type StackLanguage,
+} from './pre-route/pre-router.js';
 export {
   costMicroDollars,
   type ModelPrices,

@@ -11,6 +11,7 @@ import {
   daemonSpec,
   denySpec,
   enqueueSpec,
+  indexSpec,
   killSpec,
   mcpSpec,
   mcpTokenSpec,
@@ -42,4 +43,5 @@ export const PACK_COMMANDS: readonly LazyCommand[] = [
   { ...denySpec, load: async () => (await control()).denyCommand },
   { ...mcpSpec, load: async () => (await mcp()).mcpCommand },
   { ...mcpTokenSpec, load: async () => (await mcp()).mcpTokenCommand },
+  { ...indexSpec, load: async () => (await import('./index-command.js')).indexCommand },
 ];

@@ -86,6 +86,12 @@ export const mcpTokenSpec: CommandSpec = {
   usage: 'crustcore mcp-token TASK [--state-dir DIR | --socket PATH] [--json]',
 };
 
+export const indexSpec: CommandSpec = {
+  name: 'index',
+  summary: 'map the repository: files by role, stack, test/build commands and code symbols (incremental)',
+  usage: 'crustcore index [--dir DIR] [--json]',
+};
+
 /** In the order `--help` lists them (pack-commands.ts pairs each with its loader, in this order). */
 export const PACK_SPECS: readonly CommandSpec[] = [
   chatSpec,
@@ -103,4 +109,5 @@ export const PACK_SPECS: readonly CommandSpec[] = [
   denySpec,
   mcpSpec,
   mcpTokenSpec,
+  indexSpec,
 ];

@@ -7,8 +7,9 @@
  * ReliableProvider (with local fallback) over them.
  */
 import { errorEvent, type StreamEvent } from '../events.js';
+import { type PreRoute, preRoute } from '../pre-route/pre-router.js';
 import { guardStream, type ModelProvider } from '../provider.js';
-import { type ModelRequest, withModel } from '../request.js';
+import { lastInputMessage, type ModelRequest, withModel } from '../request.js';
 
 // ─── model ────────────────────────────────────────────────────────────────
 
@@ -30,8 +31,22 @@ export interface RouterOptions {
   readonly chain?: (routes: readonly Route[]) => ModelProvider;
   /** Estimate of the request's input tokens, to compare with context windows. */
   readonly estimateInputTokens?: (request: ModelRequest) => number;
+  /**
+   * Pre-router class → role (`stack-trace`, `stack-trace:python`, `sql`, …; see preRouteKeys), used
+   * only when the request carries no role hint: the last input is classified and, on a hit whose
+   * class names a role this router has, that role serves it. A miss keeps the default role.
+   */
+  readonly inputRoles?: Readonly<Record<string, string>>;
   readonly id?: string;
 }
+
+/** The keys a pre-route answer can be looked up by, most specific first. */
+export function preRouteKeys(route: PreRoute): readonly string[] {
+  if (route._tag === 'Miss') return [];
+  return route.language === null ? [route.kind] : [`${route.kind}:${route.language}`, route.kind];
+}
+
+const inputText = (request: ModelRequest): string => lastInputMessage(request)?.content ?? '';
 
 export type RouteSelection =
   | { readonly _tag: 'Selected'; readonly role: string; readonly routes: readonly Route[] }
@@ -66,8 +81,21 @@ export class RouterProvider implements ModelProvider {
     return Object.keys(this.#options.routes);
   }
 
+  /** The role for a request: its hint, else the pre-router's pick (when configured), else the default. */
+  roleFor(request: ModelRequest): string {
+    if (request.route?.role !== undefined) return request.route.role;
+    const inputRoles = this.#options.inputRoles;
+    if (inputRoles !== undefined) {
+      for (const key of preRouteKeys(preRoute(inputText(request)))) {
+        const role = Object.hasOwn(inputRoles, key) ? inputRoles[key] : undefined;
+        if (role !== undefined && Object.hasOwn(this.#options.routes, role)) return role;
+      }
+    }
+    return this.#options.defaultRole;
+  }
+
   select(request: ModelRequest): RouteSelection {
-    const role = request.route?.role ?? this.#options.defaultRole;
+    const role = this.roleFor(request);
     const routes = Object.hasOwn(this.#options.routes, role) ? this.#options.routes[role] : undefined;
     if (routes === undefined) return { _tag: 'UnknownRole', role };
     const needed = (this.#options.estimateInputTokens ?? estimateInputTokens)(request) + request.maxTokens;

@@ -148,6 +148,11 @@ export function buildModelStack(registry: ModelRegistry, options: BuildOptions):
       local: { provider: localRoute.provider, model: localRoute.model },
     });
   };
-  const router = new RouterProvider({ routes, defaultRole: registry.defaultRole, chain });
+  const router = new RouterProvider({
+    routes,
+    defaultRole: registry.defaultRole,
+    chain,
+    ...(registry.inputRoles === undefined ? {} : { inputRoles: registry.inputRoles }),
+  });
   return { providers, router, meter };
 }

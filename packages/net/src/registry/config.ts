@@ -55,6 +55,8 @@ export interface ModelRegistry {
   readonly retry?: RetrySettings;
   /** Ceilings the remote role chains share; each request's worst case is reserved against them first. */
   readonly budget?: { readonly ceilingMicroDollars: number; readonly ceilingTokens?: number };
+  /** Pre-router class (`stack-trace`, `stack-trace:python`, `sql`, …) → the role that serves such inputs. */
+  readonly inputRoles?: Readonly<Record<string, string>>;
 }
 
 export interface RegistryError {
@@ -108,6 +110,7 @@ export const RegistryFileCodec = t.intersection([
       maxRetryAfterMs: t.number,
     }),
     budget: t.intersection([t.type({ ceilingMicroDollars: t.number }), t.partial({ ceilingTokens: t.number })]),
+    inputRoles: t.record(t.string, t.string),
     note: t.string,
   }),
 ]);
@@ -225,6 +228,17 @@ function checkProvider(provider: t.TypeOf<typeof ProviderCodec>, problems: strin
   };
 }
 
+const INPUT_CLASS = /^(?:diff|stack-trace|code-fence|json|latex|sql)(?::[a-z0-9_+#.-]{1,32})?$/;
+
+/** Each key must be a class the pre-router can answer, each value a role some model serves. */
+function checkInputRoles(inputRoles: Readonly<Record<string, string>>, roles: ReadonlySet<string>, problems: string[]) {
+  for (const [key, role] of Object.entries(inputRoles)) {
+    if (!INPUT_CLASS.test(key))
+      problems.push(`inputRoles: "${key}" is not a pre-router class (see docs/model-routing.md)`);
+    if (!roles.has(role)) problems.push(`inputRoles.${key}: "${role}" is not the role of any model`);
+  }
+}
+
 export function validateRegistry(file: RegistryFile): Result<RegistryError, ModelRegistry> {
   const problems: string[] = [];
   if (file.providers.length > MAX_REGISTRY_PROVIDERS) problems.push(`more than ${MAX_REGISTRY_PROVIDERS} providers`);
@@ -252,6 +266,8 @@ export function validateRegistry(file: RegistryFile): Result<RegistryError, Mode
   ) {
     problems.push('budget.ceilingTokens must be a non-negative integer');
   }
+  const inputRoles = file.inputRoles;
+  checkInputRoles(inputRoles ?? {}, roles, problems);
   if (problems.length > 0) return err({ _tag: 'RegistryError', problems });
   return ok({
     version: 1,
@@ -259,6 +275,7 @@ export function validateRegistry(file: RegistryFile): Result<RegistryError, Mode
     providers,
     ...(retry === undefined ? {} : { retry }),
     ...(budget === undefined ? {} : { budget }),
+    ...(inputRoles === undefined ? {} : { inputRoles }),
   });
 }
 
