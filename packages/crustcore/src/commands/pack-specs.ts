@@ -80,6 +80,10 @@ export const mcpSpec: CommandSpec = {
     'crustcore mcp [--dir REPO]... [--verify ARGV] [--database-url URL | --ephemeral] [--state-dir DIR] [--verify-timeout SECONDS]',
 };
 
+/** `crustcore mcp add|list|remove|import|approve`: the gateway's registry of the user's servers (mcp-servers.ts). */
+export const MCP_REGISTRY_USAGE =
+  'crustcore mcp add NAME (--url URL | -- COMMAND ARG...) [--env K=V]... [--auth TARGET=secret://NAME] [--repo DIR... | --any-repo] [--policy allow|ask|deny] [--timeout SECONDS] [--read-path DIR]...\n       crustcore mcp list [--json] | remove NAME | approve NAME [--yes]\n       crustcore mcp import (--project DIR | --from FILE --format mcp-json|claude|codex)';
+
 export const mcpTokenSpec: CommandSpec = {
   name: 'mcp-token',
   summary: "show an MCP task's verified patch and print a one-time approval token bound to it",
