@@ -74,6 +74,8 @@ export class ServerSession {
   #record: ServerRecord;
   #tools: CheckedTool[] = [];
   #closed = false;
+  #refreshes = 0;
+  readonly #waiters: { readonly after: number; readonly resolve: () => void }[] = [];
 
   private constructor(record: ServerRecord, client: Client, transport: Transport) {
     this.#record = record;
@@ -115,6 +117,21 @@ export class ServerSession {
   async refresh(timeoutMs = this.#record.timeoutMs): Promise<void> {
     const listed = await this.#client.listTools(undefined, { timeout: timeoutMs });
     this.#tools = listed.tools.map((tool) => checkTool(this.#record, tool as LiveTool));
+    this.#refreshes += 1;
+    for (const waiter of this.#waiters.splice(0))
+      if (this.#refreshes > waiter.after) waiter.resolve();
+      else this.#waiters.push(waiter);
+  }
+
+  /** How many times the tool list was read (start-up, then each `list_changed`). */
+  get refreshes(): number {
+    return this.#refreshes;
+  }
+
+  /** Resolves once the tool list has been read more than `after` times: a handshake for list_changed. */
+  refreshedAfter(after: number): Promise<void> {
+    if (this.#refreshes > after) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ after, resolve }));
   }
 
   async call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallOutcome> {
