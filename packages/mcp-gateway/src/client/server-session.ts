@@ -136,14 +136,24 @@ export class ServerSession {
 
   async call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallOutcome> {
     const timeoutMs = this.#record.timeoutMs;
+    // One signal per call, linked to the task's: the SDK listens on it, and a task-long signal would
+    // collect one listener per call.
+    const own = new AbortController();
+    const forward = (): void => own.abort(signal.reason);
+    signal.addEventListener('abort', forward, { once: true });
     try {
-      const result = await this.#client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal });
+      const result = await this.#client.callTool({ name, arguments: args }, undefined, {
+        timeout: timeoutMs,
+        signal: own.signal,
+      });
       return { kind: 'result', result: result as Record<string, unknown> };
     } catch (error) {
       const timedOut = /timed out|timeout/i.test((error as Error).message) && !signal.aborted;
       // A server that did not answer in time, or a cancelled call, may still be working: stop it.
       await this.close();
       return timedOut ? { kind: 'timeout', timeoutMs } : { kind: 'failed', message: (error as Error).message };
+    } finally {
+      signal.removeEventListener('abort', forward);
     }
   }
 

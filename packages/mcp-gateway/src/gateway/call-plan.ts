@@ -50,7 +50,7 @@ async function runCall(
   const live = session.tools().find((candidate) => candidate.tool.name === tool);
   const record = gateway.record(server);
   // Checked against the latest pins: a person may have approved (or the server changed) since loading.
-  const checked = live === undefined || record === undefined ? undefined : checkTool(record, live.tool);
+  const checked = live === undefined || record === undefined ? undefined : checkTool(record, live.tool, live);
   if (checked === undefined || checked.status.kind !== 'approved') {
     gateway.unload(server, tool);
     return failed(

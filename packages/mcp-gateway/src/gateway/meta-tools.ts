@@ -43,7 +43,7 @@ export async function describeTool(gateway: McpGateway, server: string, tool: st
   const session = await gateway.session(server);
   if (typeof session === 'string') return execution(`cannot start ${server}: ${session}`, false);
   const live = session.tools().find((candidate) => candidate.tool.name === tool);
-  const checked = live === undefined ? undefined : checkTool(record, live.tool);
+  const checked = live === undefined ? undefined : checkTool(record, live.tool, live);
   if (checked === undefined)
     return execution(`${server} has no tool named ${JSON.stringify(tool.slice(0, 128))}`, false);
   if (checked.status.kind === 'changed') {

@@ -24,6 +24,8 @@ export type PinStatus =
 export interface CheckedTool {
   readonly tool: LiveTool;
   readonly definition: PinnedDefinition;
+  /** The live definition's hash (computed once per listing, not per call). */
+  readonly hash: string;
   readonly status: PinStatus;
 }
 
@@ -31,15 +33,18 @@ export interface CheckedTool {
 const isReadOnly = (tool: LiveTool, policy: ToolPolicy): boolean =>
   policy === 'allow' && tool.annotations?.readOnlyHint === true;
 
-export function checkTool(record: ServerRecord, tool: LiveTool): CheckedTool {
-  const definition = pinnedDefinition(tool);
-  const hash = toolHash(definition);
+/** Checks a live tool against the record's pin; `known` re-checks an earlier result against newer pins. */
+export function checkTool(record: ServerRecord, tool: LiveTool, known?: CheckedTool): CheckedTool {
+  const definition = known?.definition ?? pinnedDefinition(tool);
+  const hash = known?.hash ?? toolHash(definition);
   const pin = Object.hasOwn(record.tools, tool.name) ? record.tools[tool.name] : undefined;
-  if (pin === undefined) return { tool, definition, status: { kind: 'unapproved', hash } };
+  if (pin === undefined) return { tool, definition, hash, status: { kind: 'unapproved', hash } };
   if (pin.hash !== hash) {
-    return { tool, definition, status: { kind: 'changed', hash, diff: definitionDiff(pin.definition, definition) } };
+    const diff = definitionDiff(pin.definition, definition);
+    return { tool, definition, hash, status: { kind: 'changed', hash, diff } };
   }
-  return { tool, definition, status: { kind: 'approved', policy: pin.policy, readOnly: isReadOnly(tool, pin.policy) } };
+  const status: PinStatus = { kind: 'approved', policy: pin.policy, readOnly: isReadOnly(tool, pin.policy) };
+  return { tool, definition, hash, status };
 }
 
 /** Field-by-field diff of two definitions, one `-`/`+` pair per changed field. */
