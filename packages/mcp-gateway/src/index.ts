@@ -9,7 +9,9 @@ export { STDIO_BRIDGE_PATH } from './bridge-script.js';
 export { type SandboxedServerSpec, SandboxedStdioTransport, type ServerExit } from './client/sandboxed-transport.js';
 export { type CallOutcome, ServerSession, type SessionStart } from './client/server-session.js';
 export { describeDecodeErrors, type GatewayError } from './errors.js';
-export { GATEWAY_DEFAULTS, type GatewayOptions, McpGateway } from './gateway/mcp-gateway.js';
+export type { GatewayCore } from './gateway/gateway-core.js';
+export { GATEWAY_DEFAULTS, McpGateway } from './gateway/mcp-gateway.js';
+export type { GatewayOptions } from './gateway/mcp-gateway-options.js';
 export { renderResult, type ShapedResult, shapeResult } from './gateway/result-shaping.js';
 export {
   callOperation,

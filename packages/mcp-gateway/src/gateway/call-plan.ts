@@ -7,14 +7,14 @@
 import type { ExtraToolPlanned, ToolExecution } from '@crustcore/agent';
 import { canonicalJson } from '../pins/canonical-json.js';
 import { checkTool } from '../pins/pin-check.js';
-import type { McpGateway } from './mcp-gateway.js';
+import type { GatewayCore } from './gateway-core.js';
 import { shapeResult } from './result-shaping.js';
 import { callOperation } from './tool-names.js';
 
 const failed = (text: string): ToolExecution => ({ text, ok: false, outputBytes: Buffer.byteLength(text) });
 
 export function callPlan(
-  gateway: McpGateway,
+  gateway: GatewayCore,
   server: string,
   tool: string,
   args: Record<string, unknown> | null,
@@ -39,7 +39,7 @@ export function callPlan(
 }
 
 async function runCall(
-  gateway: McpGateway,
+  gateway: GatewayCore,
   server: string,
   tool: string,
   args: Record<string, unknown>,

@@ -12,29 +12,15 @@
  */
 import type { ExtraToolPlanned, ExtraTools } from '@crustcore/agent';
 import type { ToolDefinition } from '@crustcore/net';
-import { parseSecretReference, type Redactor, type SecretStore } from '@crustcore/secrets';
+import { parseSecretReference } from '@crustcore/secrets';
 import { type ServerSession, ServerSession as Session } from '../client/server-session.js';
 import type { CheckedTool } from '../pins/pin-check.js';
 import type { RegistryFile, ServerRecord } from '../registry/server-record.js';
 import { callPlan } from './call-plan.js';
+import type { GatewayCore } from './gateway-core.js';
+import type { GatewayOptions } from './mcp-gateway-options.js';
 import { describeTool, searchServers } from './meta-tools.js';
 import { DESCRIBE_TOOL, gatewayToolName, metaOperation, parseGatewayToolName, SEARCH_TOOL } from './tool-names.js';
-
-export interface GatewayOptions {
-  /** Read on every use, so a person's approval takes effect in a running task. */
-  readonly registry: () => RegistryFile;
-  /** The repository the task belongs to (records list the repositories allowed to use them). */
-  readonly repository: string;
-  /** The task worktree: bound read-write into stdio servers' sandboxes. */
-  readonly worktree: string;
-  readonly secrets: Pick<SecretStore, 'get'> | null;
-  readonly redactor: Redactor;
-  readonly wrap: (source: string, text: string) => string;
-  readonly maxResultChars?: number;
-  readonly maxArgumentBytes?: number;
-  /** Told each time a server is started (diagnostics, tests, the benchmark). */
-  readonly onStart?: (server: string) => void;
-}
 
 export const GATEWAY_DEFAULTS = { maxResultChars: 16_000, maxArgumentBytes: 64 * 1024 } as const;
 
@@ -65,7 +51,7 @@ const META_DEFINITIONS: readonly ToolDefinition[] = [
 const usableIn = (record: ServerRecord, repository: string): boolean =>
   record.trust === 'trusted' && (record.repositories.includes('*') || record.repositories.includes(repository));
 
-export class McpGateway implements ExtraTools {
+export class McpGateway implements ExtraTools, GatewayCore {
   readonly #options: GatewayOptions;
   readonly #sessions = new Map<string, Promise<ServerSession | string>>();
   /** Tools the model loaded with mcp_describe: model name → definition. */

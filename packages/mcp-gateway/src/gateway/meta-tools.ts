@@ -6,13 +6,13 @@
  */
 import type { ToolExecution } from '@crustcore/agent';
 import { checkTool } from '../pins/pin-check.js';
-import type { McpGateway } from './mcp-gateway.js';
+import type { GatewayCore } from './gateway-core.js';
 
 const firstLine = (text: string): string => (text.split('\n')[0] ?? '').trim().slice(0, 160);
 
 const execution = (text: string, ok: boolean): ToolExecution => ({ text, ok, outputBytes: Buffer.byteLength(text) });
 
-export function searchServers(gateway: McpGateway, query: string): ToolExecution {
+export function searchServers(gateway: GatewayCore, query: string): ToolExecution {
   const words = query
     .toLowerCase()
     .split(/\s+/)
@@ -34,7 +34,7 @@ export function searchServers(gateway: McpGateway, query: string): ToolExecution
   return execution(gateway.options.wrap('mcp_search', gateway.options.redactor.redactText(text)), true);
 }
 
-export async function describeTool(gateway: McpGateway, server: string, tool: string): Promise<ToolExecution> {
+export async function describeTool(gateway: GatewayCore, server: string, tool: string): Promise<ToolExecution> {
   const record = gateway.record(server);
   if (record === undefined)
     return execution(`no usable MCP server named ${JSON.stringify(server.slice(0, 64))}; mcp_search lists them`, false);
