@@ -147,3 +147,25 @@ describe('crustcore mcp registry commands', () => {
     await expect(s.run(['bogus-word'])).rejects.not.toThrow(/expected one of add/);
   });
 });
+
+describe('run --backend native: the gateway only when a server is usable here', () => {
+  it('no registry, or only untrusted servers: no gateway (no meta-tools); a trusted one: the two meta-tools', async () => {
+    const { mcpGatewayFactory } = await import('../src/commands/mcp-gateway-backend.js');
+    const s = session();
+    expect(await mcpGatewayFactory({ home: s.home, env: {}, repository: s.cwd })).toBeUndefined();
+    writeFileSync(
+      join(s.cwd, '.mcp.json'),
+      JSON.stringify({ mcpServers: { helper: { command: 'node', args: [FIXTURE] } } }),
+    );
+    await s.run(['import', '--project', s.cwd]);
+    expect(await mcpGatewayFactory({ home: s.home, env: {}, repository: s.cwd })).toBeUndefined();
+    await s.run(['add', 'fx', '--repo', s.cwd, '--', 'node', FIXTURE]);
+    expect(await mcpGatewayFactory({ home: s.home, env: {}, repository: join(s.home, 'other') })).toBeUndefined();
+    const factory = await mcpGatewayFactory({ home: s.home, env: {}, repository: s.cwd });
+    expect(
+      factory?.(s.cwd)
+        .definitions()
+        .map((d) => d.name),
+    ).toEqual(['mcp_search', 'mcp_describe']);
+  });
+});
