@@ -150,7 +150,7 @@ describe('crustcore mcp registry commands', () => {
 
 describe('run --backend native: the gateway only when a server is usable here', () => {
   it('no registry, or only untrusted servers: no gateway (no meta-tools); a trusted one: the two meta-tools', async () => {
-    const { mcpGatewayFactory } = await import('../src/commands/mcp-gateway-backend.js');
+    const { registryGatewayFactory: mcpGatewayFactory } = await import('@crustcore/mcp-gateway');
     const s = session();
     expect(await mcpGatewayFactory({ home: s.home, env: {}, repository: s.cwd })).toBeUndefined();
     writeFileSync(

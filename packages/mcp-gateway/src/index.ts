@@ -12,6 +12,7 @@ export { describeDecodeErrors, type GatewayError } from './errors.js';
 export type { GatewayCore } from './gateway/gateway-core.js';
 export { GATEWAY_DEFAULTS, McpGateway } from './gateway/mcp-gateway.js';
 export type { GatewayOptions } from './gateway/mcp-gateway-options.js';
+export { type GatewaySetup, registryGatewayFactory } from './gateway/registry-gateway.js';
 export { renderResult, type ShapedResult, shapeResult } from './gateway/result-shaping.js';
 export {
   callOperation,

@@ -157,8 +157,12 @@ async function workerPricing(context: PackBackendContext): Promise<unknown> {
 /** The native agent's context: the tool gate, plus the MCP gateway when servers are registered for this repository. */
 async function nativeContext(context: PackBackendContext): Promise<unknown> {
   if (context.repository === undefined) return context;
-  const { mcpGatewayFactory } = await import('./mcp-gateway-backend.js');
-  const extraTools = await mcpGatewayFactory({ home: context.home, env: context.env, repository: context.repository });
+  const gateway = await import('@crustcore/mcp-gateway');
+  const extraTools = await gateway.registryGatewayFactory({
+    home: context.home,
+    env: context.env,
+    repository: context.repository,
+  });
   return extraTools === undefined ? context : { ...context, extraTools };
 }
 
