@@ -232,6 +232,38 @@ describe('untrusted data and credentials', () => {
   });
 });
 
+describe('destructive unless read-only', () => {
+  it('server-memory: a tool without readOnlyHint is an irreversible operation for the kernel; the call still works', async () => {
+    const worktree = makeWorktree();
+    const base = stdioRecord('memory', [serverScript('server-memory')], {
+      transport: {
+        kind: 'stdio',
+        command: 'node',
+        args: [serverScript('server-memory')],
+        env: { MEMORY_FILE_PATH: join(worktree, 'memory.jsonl') },
+      },
+    });
+    // As `crustcore mcp approve --yes` does: allow what the server marks read-only, ask for the rest.
+    const { ServerSession, approveTools } = await import('../src/index.js');
+    const opened = await ServerSession.open({ record: base, credential: null, worktree });
+    if (opened._tag === 'Left') throw new Error(opened.left.message);
+    const live = opened.right.tools().map((checked) => checked.tool);
+    await opened.right.close();
+    const record = approveTools(base, live, (tool) => (tool.annotations?.readOnlyHint === true ? 'allow' : 'ask'));
+    const { gateway } = track(makeGateway([record], worktree));
+    expect((await run(gateway, 'mcp_describe', { server: 'memory', tool: 'create_entities' })).ok).toBe(true);
+    const args = { entities: [{ name: 'crust', entityType: 'project', observations: ['kernel first'] }] };
+    const planned = gateway.plan('mcp__memory__create_entities', args);
+    expect(planned).toMatchObject({
+      kind: 'plan',
+      plan: { operation: { op: 'net.connect', host: 'mcp://memory/create_entities' } },
+    });
+    const created = await run(gateway, 'mcp__memory__create_entities', args);
+    expect(created.ok, created.text).toBe(true);
+    expect(created.text).toContain('crust');
+  });
+});
+
 describe('project servers', () => {
   const projectConfig = (marker: string): string =>
     JSON.stringify({
