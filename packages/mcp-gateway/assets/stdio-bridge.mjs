@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /**
  * CrustCore MCP stdio bridge. Runs INSIDE the MCP server's sandbox. It
- * connects to the gateway's Unix socket (bound into the sandbox), reads one
- * start frame — a JSON line `{"env": {...}}` with the variables the gateway
- * resolved from the vault — then starts the MCP server as its child with
- * those variables added, and pipes the socket to the child's stdin and the
- * child's stdout to the socket, byte for byte. stderr stays the sandbox's.
+ * connects to the gateway's control socket (in a directory bound into the
+ * sandbox), reads one start frame — a JSON line `{"env": {...}}` with the
+ * server's variables and the credentials the gateway resolved from the vault
+ * — then listens on `data.sock` beside it and says `ready`; the gateway
+ * connects, and the bridge starts the MCP server with that very socket as
+ * its stdin and stdout (and the variables added). stderr stays the
+ * sandbox's. Closing the control connection kills the server.
  *
  *   node stdio-bridge.mjs --socket /crustcore/mcp/gateway.sock -- program arg…
  *
@@ -18,7 +20,8 @@
  * imports node:child_process is about host code.
  */
 import { spawn } from 'node:child_process';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
+import { dirname, join } from 'node:path';
 
 const EXIT_USAGE = 64;
 const EXIT_NOT_STARTED = 127;
@@ -36,26 +39,35 @@ function parseArguments(argv) {
   return { socketPath: argv[1], command: argv.slice(separator + 1) };
 }
 
-function startServer(command, extraEnv, socket) {
-  const child = spawn(command[0], command.slice(1), {
-    env: { ...process.env, ...extraEnv },
-    stdio: ['pipe', 'pipe', 'inherit'],
+/**
+ * The data connection: the bridge listens with `pauseOnConnect`, so it never
+ * reads a byte of it, and hands the accepted socket to the server as its
+ * stdin and stdout — no copying hop per message.
+ */
+function serveData(command, extraEnv, control) {
+  const data = createServer({ pauseOnConnect: true }, (socket) => {
+    data.close();
+    const child = spawn(command[0], command.slice(1), {
+      env: { ...process.env, ...extraEnv },
+      stdio: [socket, socket, 'inherit'],
+    });
+    child.on('error', (error) => fail(`cannot start ${command[0]}: ${error.message}`, EXIT_NOT_STARTED));
+    control.on('close', () => child.kill('SIGKILL'));
+    child.on('exit', (code, signal) => {
+      socket.destroy();
+      control.end();
+      process.exit(code ?? (signal === null ? 1 : 128 + 9));
+    });
   });
-  child.on('error', (error) => fail(`cannot start ${command[0]}: ${error.message}`, EXIT_NOT_STARTED));
-  socket.pipe(child.stdin);
-  child.stdout.pipe(socket);
-  child.stdin.on('error', () => {});
-  socket.on('close', () => child.kill('SIGKILL'));
-  child.on('exit', (code, signal) => {
-    socket.end();
-    process.exit(code ?? (signal === null ? 1 : 128 + 9));
-  });
+  data.on('error', (error) => fail(`data socket: ${error.message}`, EXIT_NOT_STARTED));
+  data.listen(join(dirname(control.socketPath), 'data.sock'), () => control.write('ready\n'));
 }
 
 function main() {
   const { socketPath, command } = parseArguments(process.argv.slice(2));
-  const socket = connect(socketPath);
-  socket.on('error', (error) => fail(`gateway socket: ${error.message}`, EXIT_NOT_STARTED));
+  const control = connect(socketPath);
+  control.socketPath = socketPath;
+  control.on('error', (error) => fail(`gateway socket: ${error.message}`, EXIT_NOT_STARTED));
   let pending = Buffer.alloc(0);
   const onData = (chunk) => {
     pending = Buffer.concat([pending, chunk]);
@@ -64,21 +76,17 @@ function main() {
       if (pending.length > MAX_FRAME_BYTES) fail('start frame too large', EXIT_USAGE);
       return;
     }
-    socket.off('data', onData);
-    socket.pause();
+    control.off('data', onData);
     let frame;
     try {
       frame = JSON.parse(pending.subarray(0, newline).toString('utf8'));
     } catch {
       fail('bad start frame', EXIT_USAGE);
     }
-    const rest = pending.subarray(newline + 1);
-    if (rest.length > 0) socket.unshift(rest);
     const env = frame !== null && typeof frame === 'object' && typeof frame.env === 'object' ? frame.env : {};
-    startServer(command, env, socket);
-    socket.resume();
+    serveData(command, env, control);
   };
-  socket.on('data', onData);
+  control.on('data', onData);
 }
 
 main();

@@ -9,7 +9,7 @@
  * bubblewrap's pid namespace), so a hanging server cannot outlive it.
  */
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mintSandboxExecCap, runSandboxed, type SandboxedResult } from '@crustcore/sandbox';
@@ -54,6 +54,7 @@ export class SandboxedStdioTransport implements Transport {
   #directory: string | null = null;
   #server: Server | null = null;
   #socket: Socket | null = null;
+  #control: Socket | null = null;
   #exited: Promise<ServerExit> | null = null;
   #closed = false;
 
@@ -77,19 +78,45 @@ export class SandboxedStdioTransport implements Transport {
       server.listen(join(directory, 'gateway.sock'), resolve);
     });
     this.#exited = this.#run(directory);
-    const first = await Promise.race([connected, this.#exited]);
-    if (!('write' in first)) {
+    const control = await Promise.race([connected, this.#exited]);
+    if (!('write' in control)) {
       await this.close();
-      throw new Error(`the MCP server did not start: ${describeExit(first)}`);
+      throw new Error(`the MCP server did not start: ${describeExit(control)}`);
     }
-    this.#attach(first);
+    this.#control = control;
+    control.on('close', () => this.#onExit());
+    const ready = await this.#handshake(control, join(directory, 'data.sock'));
+    if (ready === null) {
+      await this.close();
+      throw new Error(`the MCP server did not start: ${describeExit(await this.exited())}`);
+    }
+    this.#attach(ready);
+  }
+
+  /** Sends the start frame; after the bridge's `ready`, connects the data socket (the server's stdio). */
+  async #handshake(control: Socket, dataPath: string): Promise<Socket | null> {
+    const ready = new Promise<boolean>((resolve) => {
+      let seen = '';
+      control.on('data', (chunk: Buffer) => {
+        seen += chunk.toString('utf8');
+        if (seen.includes('ready\n')) resolve(true);
+      });
+      control.once('close', () => resolve(false));
+    });
+    control.write(`${JSON.stringify({ env: this.#spec.serverEnv })}\n`);
+    if (!(await Promise.race([ready, this.exited().then(() => false)]))) return null;
+    return new Promise<Socket | null>((resolve) => {
+      const data = connect(dataPath, () => resolve(data));
+      data.once('error', () => resolve(null));
+    });
   }
 
   async #run(directory: string): Promise<ServerExit> {
     const minted = mintSandboxExecCap('worker', {
       backend: 'bubblewrap',
       extraBinds: [
-        { source: directory, target: LAYOUT.socketDirectory, mode: 'read-only' },
+        // Read-write: the bridge creates its data socket here (the directory is ours, 0700, empty).
+        { source: directory, target: LAYOUT.socketDirectory, mode: 'read-write' },
         { source: STDIO_BRIDGE_PATH, target: LAYOUT.bridge, mode: 'read-only' },
         ...this.#spec.readPaths.map((path) => ({ source: path, mode: 'read-only' as const })),
       ],
@@ -118,7 +145,6 @@ export class SandboxedStdioTransport implements Transport {
 
   #attach(socket: Socket): void {
     this.#socket = socket;
-    socket.write(`${JSON.stringify({ env: this.#spec.serverEnv })}\n`);
     socket.on('data', (chunk: Buffer) => {
       this.#buffer.append(chunk);
       this.#drain();
@@ -160,6 +186,7 @@ export class SandboxedStdioTransport implements Transport {
     this.#closed = true;
     this.#stop.abort();
     this.#socket?.destroy();
+    this.#control?.destroy();
     this.#server?.close();
     if (this.#exited !== null) await this.#exited;
     if (this.#directory !== null) rmSync(this.#directory, { recursive: true, force: true });
