@@ -15,7 +15,7 @@ import type { ToolDefinition } from '@crustcore/net';
 import { parseSecretReference } from '@crustcore/secrets';
 import { type ServerSession, ServerSession as Session } from '../client/server-session.js';
 import type { CheckedTool } from '../pins/pin-check.js';
-import type { RegistryFile, ServerRecord } from '../registry/server-record.js';
+import type { ServerRecord } from '../registry/server-record.js';
 import { callPlan } from './call-plan.js';
 import type { GatewayCore } from './gateway-core.js';
 import type { GatewayOptions } from './mcp-gateway-options.js';
