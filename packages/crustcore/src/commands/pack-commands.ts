@@ -12,7 +12,6 @@ import {
   denySpec,
   enqueueSpec,
   killSpec,
-  MCP_REGISTRY_USAGE,
   mcpSpec,
   mcpTokenSpec,
   modelsSpec,
@@ -54,6 +53,6 @@ export const PACK_COMMANDS: readonly LazyCommand[] = [
   { ...approveSpec, load: async () => (await control()).approveCommand },
   { ...denySpec, load: async () => (await control()).denyCommand },
   // `mcp add|list|remove|import|approve` is the gateway's registry; `mcp [--flags]` is still the server.
-  { ...mcpSpec, usage: `${mcpSpec.usage}\n       ${MCP_REGISTRY_USAGE}`, load: async () => mcpWithRegistry() },
+  { ...mcpSpec, load: async () => mcpWithRegistry() },
   { ...mcpTokenSpec, load: async () => (await mcp()).mcpTokenCommand },
 ];
