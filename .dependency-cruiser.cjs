@@ -46,12 +46,12 @@ module.exports = {
     {
       name: 'only-the-runner-spawns',
       comment:
-        'Only the sandbox process runner may import node:child_process. The exceptions are the workers bridge and the verify setup bridge, plain scripts that run only INSIDE a sandbox (they start the CLI or the setup command there).',
+        'Only the sandbox process runner may import node:child_process. The exceptions are the workers bridge, the verify setup bridge and the MCP gateway stdio bridge, plain scripts that run only INSIDE a sandbox (they start the CLI or the setup command there).',
       severity: 'error',
       from: {
         path: '^packages/',
         pathNot:
-          '^packages/sandbox/src/runner/|^packages/workers/assets/bridge\\.mjs$|^packages/verify/assets/setup-bridge\\.mjs$',
+          '^packages/sandbox/src/runner/|^packages/workers/assets/bridge\\.mjs$|^packages/verify/assets/setup-bridge\\.mjs$|^packages/mcp-gateway/assets/stdio-bridge\\.mjs$',
       },
       to: { path: '^(node:)?child_process$' },
     },

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { type AgentEvent, createBackend, type NativeAgentBackend } from '@crustcore/agent';
+import { type AgentEvent, createBackend, type ExtraToolsFactory, type NativeAgentBackend } from '@crustcore/agent';
 import { exportJsonl } from '@crustcore/ledger';
 import type { Trajectory } from '@crustcore/net';
 import type { ApprovalChannel } from '@crustcore/runtime';
@@ -88,6 +88,8 @@ export async function runNative(
     readonly extraOptions?: Readonly<Record<string, string>>;
     /** false: run without the task environment (as `--no-environment`). */
     readonly environment?: boolean;
+    /** Tools from outside the agent (the MCP gateway), per attempt. */
+    readonly extraTools?: ExtraToolsFactory;
   },
 ): Promise<NativeRun> {
   const events: AgentEvent[] = [];
@@ -124,6 +126,7 @@ export async function runNative(
         },
         onEvent: (event) => events.push(event),
         ...(options.trajectory === undefined ? {} : { trajectory: options.trajectory }),
+        ...(options.extraTools === undefined ? {} : { extraTools: options.extraTools }),
       });
       backend = made as NativeAgentBackend;
       return made;

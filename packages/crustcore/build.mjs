@@ -23,6 +23,7 @@ const packs = [
   '@crustcore/workers',
   '@crustcore/state',
   '@crustcore/mcp',
+  '@crustcore/mcp-gateway',
   '@crustcore/secrets',
   '@crustcore/index',
 ];

@@ -86,5 +86,6 @@ export {
 } from './session/worktree-snapshot.js';
 export type { ModelUsage, ToolCallOutcome, ToolCallRequest, ToolExecution, ToolGate } from './tool-gate.js';
 export { isToolName, READ_ONLY_TOOLS, TOOL_NAMES, type ToolName, toolDefinitions } from './tools/definitions.js';
+export type { ExtraToolPlan, ExtraToolPlanned, ExtraTools, ExtraToolsFactory } from './tools/extra-tools.js';
 export { decodeArgs, type TodoItem } from './tools/tool-args.js';
 export { AgentWorkspace, type CommandProfile, type WorkspaceOptions } from './tools/workspace.js';

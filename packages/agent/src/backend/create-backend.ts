@@ -14,6 +14,7 @@ import type { AgentEventSink } from '../loop/agent-events.js';
 import type { SteeringSource } from '../loop/agent-loop.js';
 import { setupModel } from '../model/model-setup.js';
 import type { ToolGate } from '../tool-gate.js';
+import type { ExtraToolsFactory } from '../tools/extra-tools.js';
 import type { WorkspaceOptions } from '../tools/workspace.js';
 import { NativeAgentBackend } from './native-backend.js';
 
@@ -46,6 +47,8 @@ export interface NativeBackendContext {
   readonly workerCap?: () => SandboxExecCap;
   /** PATH for commands inside the worktree (dependency bins, toolchain), or null. */
   readonly workerPathFor?: ((worktreeRoot: string) => string) | null;
+  /** Tools from outside the agent (the MCP gateway's), built per attempt. */
+  readonly extraTools?: ExtraToolsFactory;
 }
 
 /** Capabilities for the agent's commands that carry the task environment's binds. */
@@ -133,6 +136,7 @@ export async function createNativeBackend(context: NativeBackendContext): Promis
     ...(o.resume === undefined ? {} : { resume: o.resume }),
     ...(thinking === undefined ? {} : { thinking }),
     ...(maxTurns === undefined ? {} : { maxTurnsPerAttempt: maxTurns }),
+    ...(context.extraTools === undefined ? {} : { extraTools: context.extraTools }),
   });
 }
 

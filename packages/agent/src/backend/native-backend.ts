@@ -28,6 +28,7 @@ import { SessionStore, sessionsDirectory } from '../session/session-store.js';
 import { WorktreeSnapshots } from '../session/worktree-snapshot.js';
 import type { ToolGate } from '../tool-gate.js';
 import { TOOL_NAMES, type ToolName } from '../tools/definitions.js';
+import type { ExtraTools, ExtraToolsFactory } from '../tools/extra-tools.js';
 import type { TodoItem } from '../tools/tool-args.js';
 import { AgentWorkspace, type CommandProfile, type WorkspaceOptions } from '../tools/workspace.js';
 import { diagnosisPrompt, taskPrompt } from './attempt-prompt.js';
@@ -67,6 +68,8 @@ export interface NativeAgentOptions {
   readonly routeRoles?: { readonly main?: string; readonly summarize?: string; readonly subagent?: string };
   /** Setup notes to report in the first attempt's transcript (a key that is not in the vault). */
   readonly notes?: readonly string[];
+  /** Tools from outside the agent (the MCP gateway), built per attempt for its worktree. */
+  readonly extraTools?: ExtraToolsFactory;
 }
 
 export const NATIVE_DEFAULTS = {
@@ -181,6 +184,22 @@ export class NativeAgentBackend implements CodingBackend {
     if ('error' in prepared) return this.#result(null, { _tag: 'NoChanges' }, started, prepared.error, '');
     const { state } = prepared;
     this.#emit({ type: 'attempt_start', attempt: input.attempt, sessionId: state.recorder?.session.id ?? null });
+    const extraTools: ExtraTools | undefined = o.extraTools?.(context.worktree.path);
+    try {
+      return await this.#attempt(input, context, state, started, extraTools);
+    } finally {
+      await extraTools?.close?.();
+    }
+  }
+
+  async #attempt(
+    input: WorkerInput,
+    context: BackendContext,
+    state: TaskState,
+    started: number,
+    extraTools: ExtraTools | undefined,
+  ): Promise<BackendResult> {
+    const o = this.#options;
     const loop = new AgentLoop(
       {
         model: o.model,
@@ -210,6 +229,7 @@ export class NativeAgentBackend implements CodingBackend {
         ...(o.steering === undefined ? {} : { steering: o.steering }),
         ...(o.onEvent === undefined ? {} : { onEvent: o.onEvent }),
         ...(context.signal === undefined ? {} : { signal: context.signal }),
+        ...(extraTools === undefined ? {} : { extraTools }),
       },
     );
     // Attempt 1 states the task (a resumed chat session gets the new request the same way);

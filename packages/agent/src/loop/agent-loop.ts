@@ -36,7 +36,14 @@ import { ContextWindow, type MessageMeta } from '../context/context-window.js';
 import { buildSystemPrompt } from '../context/system-prompt.js';
 import { wrapUntrusted } from '../context/untrusted.js';
 import type { ToolCallOutcome, ToolExecution, ToolGate } from '../tool-gate.js';
-import { PARALLEL_SAFE_TOOLS, READ_ONLY_TOOLS, type ToolName, toolDefinitions } from '../tools/definitions.js';
+import {
+  isToolName,
+  PARALLEL_SAFE_TOOLS,
+  READ_ONLY_TOOLS,
+  type ToolName,
+  toolDefinitions,
+} from '../tools/definitions.js';
+import type { ExtraTools } from '../tools/extra-tools.js';
 import type { TodoItem } from '../tools/tool-args.js';
 import type { ToolPlan } from '../tools/tool-plan.js';
 import { type LoopCall, planToolCall } from '../tools/tool-registry.js';
@@ -98,6 +105,8 @@ export interface LoopDependencies {
   readonly signal?: AbortSignal;
   /** The checklist (shared with the session); mutated by todo_write. */
   readonly todo?: TodoItem[];
+  /** Tools from outside the agent (the MCP gateway); the main agent only, never subagents. */
+  readonly extraTools?: ExtraTools;
 }
 
 export type LoopOutcomeKind = 'done' | 'stopped' | 'turn-limit' | 'model-error' | 'aborted';
@@ -160,7 +169,7 @@ function renderTodo(items: readonly TodoItem[]): string {
 export class AgentLoop {
   readonly #settings: LoopSettings;
   readonly #deps: LoopDependencies;
-  readonly #definitions: readonly ToolDefinition[];
+  readonly #nativeDefinitions: readonly ToolDefinition[];
   readonly #allowed: ReadonlySet<ToolName>;
   readonly #repeat: RepeatGuard;
   readonly #todo: TodoItem[];
@@ -173,10 +182,16 @@ export class AgentLoop {
   constructor(settings: LoopSettings, deps: LoopDependencies) {
     this.#settings = settings;
     this.#deps = deps;
-    this.#definitions = toolDefinitions(settings.tools);
+    this.#nativeDefinitions = toolDefinitions(settings.tools);
     this.#allowed = new Set(settings.tools);
     this.#repeat = new RepeatGuard(settings.repeatLimit);
     this.#todo = deps.todo ?? [];
+  }
+
+  /** Native definitions, then the extra tools' current ones (they may grow during a run). */
+  get #definitions(): readonly ToolDefinition[] {
+    const extra = this.#deps.extraTools?.definitions() ?? [];
+    return extra.length === 0 ? this.#nativeDefinitions : [...this.#nativeDefinitions, ...extra];
   }
 
   get window(): ContextWindow {
@@ -409,7 +424,7 @@ export class AgentLoop {
       await this.#deliverSteering(steered);
       return { stopped: null, mutated: false };
     }
-    let batch: { call: ToolCallPart; plan: ToolPlan; tool: ToolName }[] = [];
+    let batch: { call: ToolCallPart; plan: ToolPlan; tool: string }[] = [];
     const results = new Map<string, CallResult>();
     let stopReason: string | null = null;
     const runBatch = async (): Promise<void> => {
@@ -451,8 +466,8 @@ export class AgentLoop {
         });
         continue;
       }
-      const planned = planToolCall(this.#deps.workspace, call.name, call.arguments, this.#allowed);
-      if (planned.kind === 'plan' && PARALLEL_SAFE_TOOLS.has(planned.tool)) {
+      const planned = this.#plan(call);
+      if (planned.kind === 'plan' && planned.parallelSafe) {
         batch.push({ call, plan: planned.plan, tool: planned.tool });
         continue;
       }
@@ -509,8 +524,27 @@ export class AgentLoop {
     });
   }
 
+  /** A native tool's plan, else an extra tool's (an extra tool never shadows a native name). */
+  #plan(
+    call: ToolCallPart,
+  ):
+    | { readonly kind: 'plan'; readonly tool: string; readonly plan: ToolPlan; readonly parallelSafe: boolean }
+    | Exclude<ReturnType<typeof planToolCall>, { kind: 'plan' }> {
+    const planned = planToolCall(this.#deps.workspace, call.name, call.arguments, this.#allowed);
+    if (planned.kind === 'plan') return { ...planned, parallelSafe: PARALLEL_SAFE_TOOLS.has(planned.tool) };
+    const extra =
+      planned.kind === 'invalid' && !isToolName(call.name)
+        ? this.#deps.extraTools?.plan(call.name, call.arguments)
+        : null;
+    if (extra === null || extra === undefined) return planned;
+    if (extra.kind === 'invalid') return { kind: 'invalid', message: extra.message };
+    const { operation, readOnly, execute } = extra.plan;
+    const plan: ToolPlan = { operation, reads: null, writes: null, mutates: !readOnly, execute };
+    return { kind: 'plan', tool: call.name, plan, parallelSafe: readOnly };
+  }
+
   /** One call through the kernel's gate. */
-  async #gated(call: ToolCallPart, tool: ToolName, plan: ToolPlan): Promise<CallResult> {
+  async #gated(call: ToolCallPart, tool: string, plan: ToolPlan): Promise<CallResult> {
     const key = callKey(tool, call.arguments);
     const base: MessageMeta = { tool, callKey: key, readOnly: !plan.mutates };
     if (this.#repeat.blocked(key)) {

@@ -236,6 +236,9 @@ function chatBackend(
     if (values.replay !== undefined) options.replay = resolve(io.cwd, values.replay);
     if (values.thinking !== undefined) options.thinking = values.thinking;
     if (state.sessionId !== undefined) options.resume = state.sessionId;
+    // The user's MCP servers for this repository, through the gateway (none registered: no meta-tools).
+    const gateway = await import('@crustcore/mcp-gateway');
+    const extraTools = await gateway.registryGatewayFactory({ home: ctx.home, env: io.env, repository: ctx.dir });
     const backend = await ctx.agent.createNativeBackend({
       env: io.env,
       goal: text,
@@ -244,6 +247,7 @@ function chatBackend(
       workerPathFor,
       home: ctx.home,
       options,
+      ...(extraTools === undefined ? {} : { extraTools }),
       onEvent: ctx.printEvent,
       steering: { take: () => state.steering.splice(0, state.steering.length) },
     });

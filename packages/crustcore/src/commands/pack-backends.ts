@@ -28,6 +28,8 @@ export interface PackBackendContext {
   readonly onEvent?: (event: unknown) => void;
   /** Records an informational frame in the task's ledger (e.g. each model request a worker made). */
   readonly note: (kind: string, payload: Readonly<Record<string, unknown>>) => void;
+  /** The user's repository: the native agent gets the MCP gateway of the servers allowed for it. */
+  readonly repository?: string;
 }
 
 interface BackendFactoryModule {
@@ -152,6 +154,18 @@ async function workerPricing(context: PackBackendContext): Promise<unknown> {
   }
 }
 
+/** The native agent's context: the tool gate, plus the MCP gateway when servers are registered for this repository. */
+async function nativeContext(context: PackBackendContext): Promise<unknown> {
+  if (context.repository === undefined) return context;
+  const gateway = await import('@crustcore/mcp-gateway');
+  const extraTools = await gateway.registryGatewayFactory({
+    home: context.home,
+    env: context.env,
+    repository: context.repository,
+  });
+  return extraTools === undefined ? context : { ...context, extraTools };
+}
+
 export async function loadPackBackend(name: string, context: PackBackendContext): Promise<CodingBackend> {
   requireFullBuild(`the ${name} backend`);
   const pack = name === 'native' ? '@crustcore/agent' : '@crustcore/workers';
@@ -163,7 +177,7 @@ export async function loadPackBackend(name: string, context: PackBackendContext)
   }
   if (typeof module.createBackend !== 'function')
     throw new UsageError(`${pack} does not provide the ${name} backend yet`);
-  const packContext: unknown = name === 'native' ? context : await workersContext(name, context);
+  const packContext: unknown = name === 'native' ? await nativeContext(context) : await workersContext(name, context);
   try {
     return await module.createBackend(name, packContext as never);
   } catch (error) {

@@ -3,7 +3,7 @@
  * the full crustcore; the nano build never sees this module. Like the core
  * table, a row is a spec and a loader: the pack loads when the command runs.
  */
-import type { LazyCommand } from '../cli/command.js';
+import type { Command, LazyCommand } from '../cli/command.js';
 import {
   approveSpec,
   cancelSpec,
@@ -27,6 +27,18 @@ const control = async () => import('./control.js');
 const tasks = async () => import('./tasks.js');
 const mcp = async () => import('./mcp.js');
 
+/** The `mcp` command: a registry action when the first word names one, else the MCP server. */
+async function mcpWithRegistry(): Promise<Command> {
+  const registry = await import('./mcp-servers.js');
+  return {
+    ...mcpSpec,
+    run: async (args, io) =>
+      registry.isRegistryAction(args[0])
+        ? registry.runRegistryCommand(args, io)
+        : (await mcp()).mcpCommand.run(args, io),
+  };
+}
+
 export const PACK_COMMANDS: readonly LazyCommand[] = [
   { ...chatSpec, load: async () => (await import('./chat.js')).chatCommand },
   { ...secretSpec, load: async () => (await import('./secret.js')).secretCommand },
@@ -41,7 +53,8 @@ export const PACK_COMMANDS: readonly LazyCommand[] = [
   { ...killSpec, load: async () => (await control()).killCommand },
   { ...approveSpec, load: async () => (await control()).approveCommand },
   { ...denySpec, load: async () => (await control()).denyCommand },
-  { ...mcpSpec, load: async () => (await mcp()).mcpCommand },
+  // `mcp add|list|remove|import|approve` is the gateway's registry; `mcp [--flags]` is still the server.
+  { ...mcpSpec, load: async () => mcpWithRegistry() },
   { ...mcpTokenSpec, load: async () => (await mcp()).mcpTokenCommand },
   { ...indexSpec, load: async () => (await import('./index-command.js')).indexCommand },
 ];

@@ -72,12 +72,17 @@ export const killSpec = control('kill', true, 'kill a task now (its lease become
 export const approveSpec = control('approve', true, "show a task's pending approval and grant exactly that one");
 export const denySpec = control('deny', true, "deny a task's pending approval");
 
+/** `crustcore mcp add|list|remove|import|approve`: the gateway's registry of the user's servers (mcp-servers.ts). */
+export const MCP_REGISTRY_USAGE =
+  'crustcore mcp add NAME (--url URL | -- COMMAND ARG...) [--env K=V]... [--auth TARGET=secret://NAME] [--repo DIR... | --any-repo] [--policy allow|ask|deny] [--timeout SECONDS] [--read-path DIR]...\n       crustcore mcp list [--json] | remove NAME | approve NAME [--yes]\n       crustcore mcp import (--project DIR | --from FILE --format mcp-json|claude|codex)';
+
 export const mcpSpec: CommandSpec = {
   name: 'mcp',
   summary:
     'serve the CrustCore MCP tools on stdio (create_task, stage_diff, verify, status, diff, approve, apply, export)',
   usage:
-    'crustcore mcp [--dir REPO]... [--verify ARGV] [--database-url URL | --ephemeral] [--state-dir DIR] [--verify-timeout SECONDS]',
+    'crustcore mcp [--dir REPO]... [--verify ARGV] [--database-url URL | --ephemeral] [--state-dir DIR] [--verify-timeout SECONDS]' +
+    `\n       ${MCP_REGISTRY_USAGE}`,
 };
 
 export const mcpTokenSpec: CommandSpec = {

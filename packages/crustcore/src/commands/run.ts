@@ -268,6 +268,7 @@ export const runCommand: Command = {
             home: crustcoreHome(io.env),
             options: packOptions,
             note,
+            repository: dir,
             ...(format === 'stream-json'
               ? { onEvent: (event: unknown) => io.stdout.write(`${JSON.stringify({ type: 'agent', event })}\n`) }
               : {}),

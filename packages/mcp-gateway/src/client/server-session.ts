@@ -1,0 +1,168 @@
+/**
+ * One running MCP server, seen through the official SDK `Client`: its tool
+ * list checked against the record's pins (and re-checked whenever the server
+ * announces `notifications/tools/list_changed`), and calls bounded by the
+ * record's timeout. A call that passes its timeout kills the server; the
+ * session is then closed and a later call starts a fresh one.
+ */
+
+import { err, ok, type Result } from '@crustcore/kernel';
+import { isDangerousEnvName } from '@crustcore/sandbox';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type GatewayError, gatewayError } from '../errors.js';
+import { type CheckedTool, checkTool, type LiveTool } from '../pins/pin-check.js';
+import type { ServerRecord } from '../registry/server-record.js';
+import { SandboxedStdioTransport } from './sandboxed-transport.js';
+
+export interface SessionStart {
+  readonly record: ServerRecord;
+  /** Resolved credential, if the record has `auth` (env var for stdio, header for HTTP). */
+  readonly credential: string | null;
+  readonly worktree: string;
+}
+
+/** What a call produced, or why there is nothing. */
+export type CallOutcome =
+  | { readonly kind: 'result'; readonly result: Record<string, unknown> }
+  | { readonly kind: 'timeout'; readonly timeoutMs: number }
+  | { readonly kind: 'failed'; readonly message: string };
+
+const CLIENT_INFO = { name: 'crustcore-gateway', version: '0.1.0' };
+/** Start-up (handshake, first tools/list) may take longer than one call: a sandbox and a runtime start. */
+const START_TIMEOUT_MS = 60_000;
+
+async function transportFor(start: SessionStart): Promise<Result<GatewayError, Transport>> {
+  const { record, credential } = start;
+  const auth = record.auth;
+  if (record.transport.kind === 'http') {
+    const headers: Record<string, string> = {};
+    if (auth !== undefined && credential !== null) headers[auth.target] = credential;
+    // Loaded only for HTTP servers: stdio-only gateways never pull in the HTTP client's dependencies.
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    return ok(new StreamableHTTPClientTransport(new URL(record.transport.url), { requestInit: { headers } }));
+  }
+  if (record.network)
+    return err(
+      gatewayError(
+        'Unsupported',
+        `server ${record.name} asks for network; sandboxed stdio servers have none yet (run it as an HTTP server instead)`,
+      ),
+    );
+  // The server's own variables travel in the bridge's start frame (the sandbox's sanitizer admits only
+  // the profile's names); ones that change how programs load code (LD_PRELOAD, NODE_OPTIONS…) never do.
+  const serverEnv: Record<string, string> = {};
+  for (const [name, value] of Object.entries(record.transport.env))
+    if (!isDangerousEnvName(name)) serverEnv[name] = value;
+  if (auth !== undefined && credential !== null) serverEnv[auth.target] = credential;
+  return ok(
+    new SandboxedStdioTransport({
+      command: record.transport.command,
+      args: record.transport.args,
+      env: {},
+      serverEnv,
+      worktree: start.worktree,
+      readPaths: record.readPaths ?? [],
+    }),
+  );
+}
+
+export class ServerSession {
+  readonly #client: Client;
+  readonly #transport: Transport;
+  #record: ServerRecord;
+  #tools: CheckedTool[] = [];
+  #closed = false;
+  #refreshes = 0;
+  readonly #waiters: { readonly after: number; readonly resolve: () => void }[] = [];
+
+  private constructor(record: ServerRecord, client: Client, transport: Transport) {
+    this.#record = record;
+    this.#client = client;
+    this.#transport = transport;
+  }
+
+  static async open(start: SessionStart): Promise<Result<GatewayError, ServerSession>> {
+    const transport = await transportFor(start);
+    if (transport._tag === 'Left') return transport;
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const session = new ServerSession(start.record, client, transport.right);
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      await session.refresh();
+    });
+    transport.right.onclose = () => {
+      session.#closed = true;
+    };
+    try {
+      await client.connect(transport.right, { timeout: Math.max(START_TIMEOUT_MS, start.record.timeoutMs) });
+      await session.refresh(Math.max(START_TIMEOUT_MS, start.record.timeoutMs));
+    } catch (error) {
+      await session.close();
+      return err(gatewayError('StartFailed', `server ${start.record.name} did not start: ${(error as Error).message}`));
+    }
+    return ok(session);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** The live tools, each checked against its pin. */
+  tools(): readonly CheckedTool[] {
+    return this.#tools;
+  }
+
+  /** Re-reads the tool list (after `list_changed`); a changed definition turns `changed` here. */
+  async refresh(timeoutMs = this.#record.timeoutMs): Promise<void> {
+    const listed = await this.#client.listTools(undefined, { timeout: timeoutMs });
+    this.#tools = listed.tools.map((tool) => checkTool(this.#record, tool as LiveTool));
+    this.#refreshes += 1;
+    for (const waiter of this.#waiters.splice(0))
+      if (this.#refreshes > waiter.after) waiter.resolve();
+      else this.#waiters.push(waiter);
+  }
+
+  /** How many times the tool list was read (start-up, then each `list_changed`). */
+  get refreshes(): number {
+    return this.#refreshes;
+  }
+
+  /** Resolves once the tool list has been read more than `after` times: a handshake for list_changed. */
+  refreshedAfter(after: number): Promise<void> {
+    if (this.#refreshes > after) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ after, resolve }));
+  }
+
+  async call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallOutcome> {
+    const timeoutMs = this.#record.timeoutMs;
+    // One signal per call, linked to the task's: the SDK listens on it, and a task-long signal would
+    // collect one listener per call.
+    const own = new AbortController();
+    const forward = (): void => own.abort(signal.reason);
+    signal.addEventListener('abort', forward, { once: true });
+    try {
+      const result = await this.#client.callTool({ name, arguments: args }, undefined, {
+        timeout: timeoutMs,
+        signal: own.signal,
+      });
+      return { kind: 'result', result: result as Record<string, unknown> };
+    } catch (error) {
+      const timedOut = /timed out|timeout/i.test((error as Error).message) && !signal.aborted;
+      // A server that did not answer in time, or a cancelled call, may still be working: stop it.
+      await this.close();
+      return timedOut ? { kind: 'timeout', timeoutMs } : { kind: 'failed', message: (error as Error).message };
+    } finally {
+      signal.removeEventListener('abort', forward);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    try {
+      await this.#client.close();
+    } finally {
+      await this.#transport.close();
+    }
+  }
+}

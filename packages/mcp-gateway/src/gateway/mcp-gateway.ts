@@ -1,0 +1,174 @@
+/**
+ * The gateway: the user's MCP servers offered to the native agent as tools
+ * that go through the kernel's tool gate. Zero cost until asked: the model
+ * starts with two meta-tools only — `mcp_search` lists what is registered
+ * from the registry's pins (no server starts), `mcp_describe` starts one
+ * server and loads one tool's schema — and only then does that tool join the
+ * model's definitions as `mcp__SERVER__TOOL`.
+ *
+ * The gateway holds the credentials (resolved from the vault when a server
+ * starts, registered with the redactor at once), never the model or the
+ * ledger: results are redacted, bounded and wrapped as untrusted data.
+ */
+import type { ExtraToolPlanned, ExtraTools } from '@crustcore/agent';
+import type { ToolDefinition } from '@crustcore/net';
+import { parseSecretReference } from '@crustcore/secrets';
+import { type ServerSession, ServerSession as Session } from '../client/server-session.js';
+import type { CheckedTool } from '../pins/pin-check.js';
+import type { ServerRecord } from '../registry/server-record.js';
+import { callPlan } from './call-plan.js';
+import type { GatewayCore } from './gateway-core.js';
+import type { GatewayOptions } from './mcp-gateway-options.js';
+import { describeTool, searchServers } from './meta-tools.js';
+import { DESCRIBE_TOOL, gatewayToolName, metaOperation, parseGatewayToolName, SEARCH_TOOL } from './tool-names.js';
+
+export const GATEWAY_DEFAULTS = { maxResultChars: 16_000, maxArgumentBytes: 64 * 1024 } as const;
+
+const META_DEFINITIONS: readonly ToolDefinition[] = [
+  {
+    name: SEARCH_TOOL,
+    description:
+      "List the user's MCP servers and their approved tools (name and one line each). Starts nothing. Then use mcp_describe to load one tool.",
+    parameters: {
+      type: 'object',
+      properties: { query: { type: 'string', description: 'Words to filter server and tool names (optional).' } },
+      additionalProperties: false,
+    },
+  },
+  {
+    name: DESCRIBE_TOOL,
+    description:
+      'Load one MCP tool: starts its server and returns its input schema; the tool is then callable as mcp__SERVER__TOOL.',
+    parameters: {
+      type: 'object',
+      properties: { server: { type: 'string' }, tool: { type: 'string' } },
+      required: ['server', 'tool'],
+      additionalProperties: false,
+    },
+  },
+];
+
+const usableIn = (record: ServerRecord, repository: string): boolean =>
+  record.trust === 'trusted' && (record.repositories.includes('*') || record.repositories.includes(repository));
+
+export class McpGateway implements ExtraTools, GatewayCore {
+  readonly #options: GatewayOptions;
+  readonly #sessions = new Map<string, Promise<ServerSession | string>>();
+  /** Tools the model loaded with mcp_describe: model name → definition. */
+  readonly #loaded = new Map<string, ToolDefinition>();
+
+  constructor(options: GatewayOptions) {
+    this.#options = options;
+  }
+
+  get options(): GatewayOptions {
+    return this.#options;
+  }
+
+  definitions(): readonly ToolDefinition[] {
+    return [...META_DEFINITIONS, ...this.#loaded.values()];
+  }
+
+  /** Registered servers this task may use (trusted, allowed for its repository). */
+  usableServers(): readonly ServerRecord[] {
+    return this.#options.registry().servers.filter((record) => usableIn(record, this.#options.repository));
+  }
+
+  plan(name: string, args: unknown): ExtraToolPlanned | null {
+    const object =
+      typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : null;
+    if (name === SEARCH_TOOL) {
+      const query = typeof object?.query === 'string' ? object.query : '';
+      return {
+        kind: 'plan',
+        plan: { operation: metaOperation(['search']), readOnly: true, execute: async () => searchServers(this, query) },
+      };
+    }
+    if (name === DESCRIBE_TOOL) {
+      if (typeof object?.server !== 'string' || typeof object.tool !== 'string')
+        return { kind: 'invalid', message: 'mcp_describe needs {"server": NAME, "tool": NAME}' };
+      const { server, tool } = object as { server: string; tool: string };
+      return {
+        kind: 'plan',
+        plan: {
+          operation: metaOperation(['describe', server.slice(0, 64), tool.slice(0, 128)]),
+          readOnly: true,
+          execute: async () => describeTool(this, server, tool),
+        },
+      };
+    }
+    const parts = parseGatewayToolName(name);
+    if (parts === null) return null;
+    if (!this.#loaded.has(name))
+      return { kind: 'invalid', message: `${name} is not loaded; call mcp_describe with its server and tool first` };
+    return callPlan(this, parts.server, parts.tool, object);
+  }
+
+  /** Marks a tool loaded (mcp_describe found it approved). */
+  load(server: string, checked: CheckedTool): string {
+    const name = gatewayToolName(server, checked.tool.name);
+    this.#loaded.set(name, {
+      name,
+      description: checked.definition.description.slice(0, 2_000),
+      parameters: (checked.definition.inputSchema ?? { type: 'object' }) as ToolDefinition['parameters'],
+    });
+    return name;
+  }
+
+  /** Unloads a tool whose definition is no longer the approved one. */
+  unload(server: string, tool: string): void {
+    this.#loaded.delete(gatewayToolName(server, tool));
+  }
+
+  /** The running session of a server, started on first use; a string says why there is none. */
+  async session(server: string): Promise<ServerSession | string> {
+    const running = this.#sessions.get(server);
+    if (running !== undefined) {
+      const session = await running;
+      if (typeof session === 'string' || !session.closed) return session;
+    }
+    const starting = this.#start(server);
+    this.#sessions.set(server, starting);
+    return starting;
+  }
+
+  async #start(server: string): Promise<ServerSession | string> {
+    const record = this.usableServers().find((candidate) => candidate.name === server);
+    if (record === undefined)
+      return `no usable MCP server named ${JSON.stringify(server.slice(0, 64))} (mcp_search lists them)`;
+    const credential = await this.#credential(record);
+    if (typeof credential === 'object' && credential !== null) return credential.problem;
+    this.#options.onStart?.(server);
+    const opened = await Session.open({ record, credential, worktree: this.#options.worktree });
+    if (opened._tag === 'Left') return this.#options.redactor.redactText(opened.left.message);
+    return opened.right;
+  }
+
+  async #credential(record: ServerRecord): Promise<string | null | { readonly problem: string }> {
+    if (record.auth === undefined) return null;
+    const handle = parseSecretReference(record.auth.handle);
+    const secrets = this.#options.secrets;
+    if (handle._tag === 'Left' || secrets === null)
+      return { problem: `server ${record.name}'s credential ${record.auth.handle} is not available (open the vault)` };
+    const material = await secrets.get(handle.right);
+    if (material._tag === 'Left')
+      return { problem: `server ${record.name}'s credential ${record.auth.handle} is not in the vault` };
+    // Registered before anything of the server is seen, so no result can carry it unredacted.
+    this.#options.redactor.register(handle.right, material.right);
+    return material.right.expose();
+  }
+
+  /** The latest record of a server (a person may have approved it while the task runs). */
+  record(server: string): ServerRecord | undefined {
+    return this.usableServers().find((candidate) => candidate.name === server);
+  }
+
+  async close(): Promise<void> {
+    const sessions = [...this.#sessions.values()];
+    this.#sessions.clear();
+    for (const pending of sessions) {
+      const session = await pending;
+      if (typeof session !== 'string') await session.close();
+    }
+  }
+}

@@ -1,0 +1,9 @@
+import { defineProject, mergeConfig } from 'vitest/config';
+import { sharedProject } from '../../vitest.shared.js';
+
+export default mergeConfig(
+  sharedProject,
+  defineProject({
+    test: { include: ['test/**/*.test.ts'] },
+  }),
+);
