@@ -192,15 +192,10 @@ export class NativeAgentBackend implements CodingBackend {
     }
   }
 
-  async #attempt(
-    input: WorkerInput,
-    context: BackendContext,
-    state: TaskState,
-    started: number,
-    extraTools: ExtraTools | undefined,
-  ): Promise<BackendResult> {
+  /** The agent loop of one attempt: the backend's settings, the task's state, this worktree's tools. */
+  #loopFor(context: BackendContext, state: TaskState, extraTools: ExtraTools | undefined): AgentLoop {
     const o = this.#options;
-    const loop = new AgentLoop(
+    return new AgentLoop(
       {
         model: o.model,
         system: state.system,
@@ -232,6 +227,16 @@ export class NativeAgentBackend implements CodingBackend {
         ...(extraTools === undefined ? {} : { extraTools }),
       },
     );
+  }
+
+  async #attempt(
+    input: WorkerInput,
+    context: BackendContext,
+    state: TaskState,
+    started: number,
+    extraTools: ExtraTools | undefined,
+  ): Promise<BackendResult> {
+    const loop = this.#loopFor(context, state, extraTools);
     // Attempt 1 states the task (a resumed chat session gets the new request the same way);
     // a retry brings the verifier's diagnosis, with the task again if nothing was kept.
     if (input.attempt === 1) loop.addUserMessage(taskPrompt(input));
@@ -248,7 +253,7 @@ export class NativeAgentBackend implements CodingBackend {
     });
     const close = state.recorder?.session.flush({ sync: true });
     if (close !== undefined && close._tag === 'Left') this.#problems.push(close.left.message);
-    await o.afterAttempt?.().catch(() => undefined);
+    await this.#options.afterAttempt?.().catch(() => undefined);
     const extracted = await extractPatch(context.worktree, {
       allowedRoots: input.allowedRoots,
       forbiddenPaths: input.forbiddenPaths,
