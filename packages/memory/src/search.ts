@@ -1,0 +1,144 @@
+/**
+ * The two retrieval channels, each returning a candidate pool with raw
+ * similarities (ranking.ts applies decay and fuses them).
+ *
+ * Semantic: pgvector's HNSW index when the database has it (cosine distance,
+ * iterative scan so the repository/kind filter still fills the pool);
+ * otherwise every embedding of this repository is read and compared in
+ * process — correct, and linear in the repository's memories.
+ *
+ * Lexical: the query's distinct words, each matched against the memory text
+ * by pg_trgm word similarity (GIN index), weighted by how rare the word is in
+ * this repository (ln(1 + N/df)), so an exact identifier outweighs "test".
+ * Without pg_trgm, a substring match stands in for the similarity.
+ */
+import type { Db, DbExecutor } from '@crustcore/state';
+import { cosine } from './embedder.js';
+import {
+  MEMORY_COLUMNS,
+  type MemoryRow,
+  memoryFromRow,
+  parseRealArray,
+  realArrayLiteral,
+  textArrayLiteral,
+} from './rows.js';
+import { lexicalTerms } from './tokens.js';
+import type { Memory, MemoryKind } from './types.js';
+
+export interface Capabilities {
+  /** Schema of pg_trgm, null without it. */
+  readonly trigramNs: string | null;
+  /** Schema of pgvector, null without it (or when the column does not fit the embedder). */
+  readonly vectorNs: string | null;
+  /** What is missing and what is done instead, for people. */
+  readonly notes: readonly string[];
+}
+
+export interface Scope {
+  readonly repoId: string;
+  readonly kinds: readonly MemoryKind[];
+  readonly pool: number;
+  readonly embedderId: string;
+}
+
+export interface Hit {
+  readonly memory: Memory;
+  readonly similarity: number;
+}
+
+/** The in-process scan reads at most this many of a repository's newest memories. */
+export const IN_PROCESS_SCAN_LIMIT = 50_000;
+
+const FILTER = 'm.repo_id = $1::text AND m.kind = ANY(($2::text)::text[])';
+
+function vectorQuery(ns: string, explain: boolean): string {
+  const distance = `m.embedding_vec OPERATOR("${ns}".<=>) (($3::text)::real[])::"${ns}".vector`;
+  return `${explain ? 'EXPLAIN ' : ''}SELECT ${MEMORY_COLUMNS}, 1 - (${distance}) AS similarity
+    FROM crust_memories m WHERE ${FILTER} AND m.embedder = $4::text AND m.embedding_vec IS NOT NULL
+    ORDER BY ${distance} LIMIT $5::int4`;
+}
+
+async function withHnswSettings<T>(db: Db, pool: number, work: (tx: DbExecutor) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    // Filtered HNSW search stops early unless told to keep scanning; ef_search must cover the pool.
+    await tx.query(`SET LOCAL hnsw.iterative_scan = 'relaxed_order'`);
+    await tx.query(`SET LOCAL hnsw.ef_search = ${Math.min(1000, Math.max(40, pool * 2))}`);
+    return work(tx);
+  });
+}
+
+export async function semanticCandidates(
+  db: Db,
+  capabilities: Capabilities,
+  scope: Scope,
+  vector: Float32Array,
+): Promise<Hit[]> {
+  const params = [scope.repoId, textArrayLiteral(scope.kinds), realArrayLiteral(vector), scope.embedderId];
+  const ns = capabilities.vectorNs;
+  if (ns !== null) {
+    const result = await withHnswSettings(db, scope.pool, (tx) =>
+      tx.query<MemoryRow & { similarity: number }>(vectorQuery(ns, false), [...params, scope.pool]),
+    );
+    return result.rows.map((row) => ({ memory: memoryFromRow(row), similarity: Number(row.similarity) }));
+  }
+  const result = await db.query<MemoryRow & { embedding: string }>(
+    `SELECT ${MEMORY_COLUMNS}, m.embedding::text AS embedding FROM crust_memories m
+     WHERE ${FILTER} AND m.embedder = $3::text ORDER BY m.created_at_ms DESC LIMIT $4::int4`,
+    [scope.repoId, textArrayLiteral(scope.kinds), scope.embedderId, IN_PROCESS_SCAN_LIMIT],
+  );
+  return result.rows
+    .map((row) => ({ memory: memoryFromRow(row), similarity: cosine(vector, parseRealArray(row.embedding)) }))
+    .sort((a, b) => b.similarity - a.similarity)
+    .slice(0, scope.pool);
+}
+
+/** EXPLAIN of the pgvector query; `forceIndex` turns sequential scans off, to show the index can serve it. */
+export async function semanticPlan(
+  db: Db,
+  capabilities: Capabilities,
+  scope: Scope,
+  vector: Float32Array,
+  forceIndex: boolean,
+): Promise<string[]> {
+  const ns = capabilities.vectorNs;
+  if (ns === null) return ['in-process scan (no pgvector)'];
+  const params = [scope.repoId, textArrayLiteral(scope.kinds), realArrayLiteral(vector), scope.embedderId, scope.pool];
+  const result = await withHnswSettings(db, scope.pool, async (tx) => {
+    if (forceIndex) await tx.query('SET LOCAL enable_seqscan = off');
+    return tx.query<Record<string, string>>(vectorQuery(ns, true), params);
+  });
+  return result.rows.map((row) => Object.values(row).join(' '));
+}
+
+function lexicalQuery(ns: string | null): string {
+  const matches = ns === null ? 'strpos(lower(m.body), t) > 0' : `t OPERATOR("${ns}".<%) lower(m.body)`;
+  const similarity = ns === null ? '1.0' : `"${ns}".word_similarity(t, lower(m.body))`;
+  return `WITH hits AS (
+      SELECT m.id, t, ${similarity} AS sim FROM crust_memories m, unnest(($3::text)::text[]) AS t
+      WHERE ${FILTER} AND ${matches}),
+    df AS (SELECT t, count(*)::float8 AS n FROM hits GROUP BY t),
+    total AS (SELECT count(*)::float8 AS n FROM crust_memories m WHERE ${FILTER}),
+    scored AS (
+      SELECT hits.id, sum(hits.sim * ln(1 + total.n / df.n)) AS similarity
+      FROM hits JOIN df USING (t) CROSS JOIN total GROUP BY hits.id)
+    SELECT ${MEMORY_COLUMNS}, scored.similarity::float8 AS similarity
+    FROM scored JOIN crust_memories m ON m.id = scored.id
+    ORDER BY scored.similarity DESC, m.id LIMIT $4::int4`;
+}
+
+export async function lexicalCandidates(
+  db: Db,
+  capabilities: Capabilities,
+  scope: Scope,
+  query: string,
+): Promise<Hit[]> {
+  const terms = lexicalTerms(query);
+  if (terms.length === 0) return [];
+  const result = await db.query<MemoryRow & { similarity: number }>(lexicalQuery(capabilities.trigramNs), [
+    scope.repoId,
+    textArrayLiteral(scope.kinds),
+    textArrayLiteral(terms),
+    scope.pool,
+  ]);
+  return result.rows.map((row) => ({ memory: memoryFromRow(row), similarity: Number(row.similarity) }));
+}
