@@ -8,7 +8,7 @@
  * process — correct, and linear in the repository's memories.
  *
  * Lexical: the query's distinct words, each matched against the memory text
- * by pg_trgm word similarity (GIN index), weighted by how rare the word is in
+ * by pg_trgm strict word similarity (GIN index), weighted by how rare the word is in
  * this repository (ln(1 + N/df)), so an exact identifier outweighs "test".
  * Without pg_trgm, a substring match stands in for the similarity.
  */
@@ -53,8 +53,10 @@ const FILTER = 'm.repo_id = $1::text AND m.kind = ANY(($2::text)::text[])';
 
 function vectorQuery(ns: string, explain: boolean): string {
   const distance = `m.embedding_vec OPERATOR("${ns}".<=>) (($3::text)::real[])::"${ns}".vector`;
+  // `repo_id || ''` keeps the planner off the (repo, time) index, whose order is useless here: the
+  // distance order is what HNSW serves, and pgvector's iterative scan applies the filter as it goes.
   return `${explain ? 'EXPLAIN ' : ''}SELECT ${MEMORY_COLUMNS}, 1 - (${distance}) AS similarity
-    FROM crust_memories m WHERE ${FILTER} AND m.embedder = $4::text AND m.embedding_vec IS NOT NULL
+    FROM crust_memories m WHERE (m.repo_id || '') = $1::text AND m.kind = ANY(($2::text)::text[]) AND m.embedder = $4::text AND m.embedding_vec IS NOT NULL
     ORDER BY ${distance} LIMIT $5::int4`;
 }
 
@@ -110,9 +112,16 @@ export async function semanticPlan(
   return result.rows.map((row) => Object.values(row).join(' '));
 }
 
+/**
+ * Whole-word trigram similarity a term needs to match: admits a typo or a plural of an
+ * identifier (≈ 0.7) and refuses words that merely share pieces of it ("journal flush" for
+ * flushQz9Journal is ≈ 0.58), which plain word similarity (≈ 0.69) let through.
+ */
+export const STRICT_WORD_THRESHOLD = 0.65;
+
 function lexicalQuery(ns: string | null): string {
-  const matches = ns === null ? 'strpos(lower(m.body), t) > 0' : `t OPERATOR("${ns}".<%) lower(m.body)`;
-  const similarity = ns === null ? '1.0' : `"${ns}".word_similarity(t, lower(m.body))`;
+  const matches = ns === null ? 'strpos(lower(m.body), t) > 0' : `t OPERATOR("${ns}".<<%) lower(m.body)`;
+  const similarity = ns === null ? '1.0' : `"${ns}".strict_word_similarity(t, lower(m.body))`;
   return `WITH hits AS (
       SELECT m.id, t, ${similarity} AS sim FROM crust_memories m, unnest(($3::text)::text[]) AS t
       WHERE ${FILTER} AND ${matches}),
@@ -134,11 +143,11 @@ export async function lexicalCandidates(
 ): Promise<Hit[]> {
   const terms = lexicalTerms(query);
   if (terms.length === 0) return [];
-  const result = await db.query<MemoryRow & { similarity: number }>(lexicalQuery(capabilities.trigramNs), [
-    scope.repoId,
-    textArrayLiteral(scope.kinds),
-    textArrayLiteral(terms),
-    scope.pool,
-  ]);
+  const params = [scope.repoId, textArrayLiteral(scope.kinds), textArrayLiteral(terms), scope.pool];
+  const result = await db.transaction(async (tx) => {
+    if (capabilities.trigramNs !== null)
+      await tx.query(`SET LOCAL pg_trgm.strict_word_similarity_threshold = ${STRICT_WORD_THRESHOLD}`);
+    return tx.query<MemoryRow & { similarity: number }>(lexicalQuery(capabilities.trigramNs), params);
+  });
   return result.rows.map((row) => ({ memory: memoryFromRow(row), similarity: Number(row.similarity) }));
 }
