@@ -1,3 +1,12 @@
+export {
+  type CapsuleInput,
+  type ContextBudget,
+  type ContextBundle,
+  type ContextInput,
+  DEFAULT_CONTEXT_BUDGET,
+  type RelatedCode,
+  selectContext,
+} from './context.js';
 export { cosine, DEFAULT_DIMENSIONS, type Embedder, HashingEmbedder } from './embedder.js';
 export {
   describeMemoryError,
