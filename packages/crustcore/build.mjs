@@ -24,6 +24,7 @@ const packs = [
   '@crustcore/state',
   '@crustcore/mcp',
   '@crustcore/secrets',
+  '@crustcore/memory',
 ];
 
 const common = {

@@ -15,6 +15,7 @@ export {
   type MemoryNotFound,
   type MemoryStoreUnavailable,
 } from './errors.js';
+export { failureMemoriesOfTask, type LedgerFrameView, readLedgerFrames } from './learn.js';
 export { type OpenedMemory, type OpenMemoryOptions, openMemoryStore } from './open.js';
 export {
   ageDays,

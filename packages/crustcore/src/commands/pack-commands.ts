@@ -14,6 +14,7 @@ import {
   killSpec,
   mcpSpec,
   mcpTokenSpec,
+  memorySpec,
   modelsSpec,
   pauseSpec,
   resumeSpec,
@@ -42,4 +43,5 @@ export const PACK_COMMANDS: readonly LazyCommand[] = [
   { ...denySpec, load: async () => (await control()).denyCommand },
   { ...mcpSpec, load: async () => (await mcp()).mcpCommand },
   { ...mcpTokenSpec, load: async () => (await mcp()).mcpTokenCommand },
+  { ...memorySpec, load: async () => (await import('./memory.js')).memoryCommand },
 ];

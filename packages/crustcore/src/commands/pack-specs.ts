@@ -86,6 +86,13 @@ export const mcpTokenSpec: CommandSpec = {
   usage: 'crustcore mcp-token TASK [--state-dir DIR | --socket PATH] [--json]',
 };
 
+export const memorySpec: CommandSpec = {
+  name: 'memory',
+  summary: "the repository's memory: nuggets, conventions, decisions, and failures with their verified fixes",
+  usage:
+    'crustcore memory add [--kind nugget|convention|decision] [--tag T]... TEXT... | list [--kind K] [--limit N] | forget ID | search QUERY...   [--dir DIR] [--database-url URL] [--json]',
+};
+
 /** In the order `--help` lists them (pack-commands.ts pairs each with its loader, in this order). */
 export const PACK_SPECS: readonly CommandSpec[] = [
   chatSpec,
@@ -103,4 +110,5 @@ export const PACK_SPECS: readonly CommandSpec[] = [
   denySpec,
   mcpSpec,
   mcpTokenSpec,
+  memorySpec,
 ];
