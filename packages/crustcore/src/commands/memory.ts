@@ -96,52 +96,80 @@ function kindOf(pack: MemoryPack, values: Values): Memory['kind'] | undefined {
 
 type Store = MemoryStore;
 
+/** A command line checked before any store opens: a bad one costs no PGlite start. */
+interface Request {
+  readonly action: 'add' | 'list' | 'forget' | 'search';
+  readonly text: string;
+  readonly kind: Memory['kind'] | undefined;
+  readonly limit: number | undefined;
+  readonly tags: readonly string[];
+  readonly json: boolean;
+}
+
+function checkRequest(pack: MemoryPack, positionals: readonly string[], values: Values): Request {
+  const [action, ...words] = positionals;
+  if (action !== 'add' && action !== 'list' && action !== 'forget' && action !== 'search')
+    throw new UsageError('expected add, list, forget or search');
+  const text = words.join(' ');
+  const request: Request = {
+    action,
+    text,
+    kind: kindOf(pack, values),
+    limit: limitOf(values),
+    tags: values.tag ?? [],
+    json: values.json === true,
+  };
+  if (action === 'add' && text.trim() === '') throw new UsageError('add needs the TEXT of the memory');
+  if (action === 'add' && request.kind === 'failure')
+    throw new UsageError('failure memories come from the verifier; add a nugget, convention or decision');
+  if (action === 'forget' && words.length !== 1)
+    throw new UsageError('give exactly one memory ID (see crustcore memory list)');
+  if (action === 'list' && words.length > 0) throw new UsageError('list takes no text (use search QUERY)');
+  if (action === 'search' && text.trim() === '') throw new UsageError('search needs a QUERY');
+  return request;
+}
+
 async function act(
-  action: string,
-  words: readonly string[],
-  values: Values,
+  request: Request,
   ctx: { io: Io; pack: MemoryPack; store: Store; repoId: string; nowMs: number },
 ): Promise<ExitCode> {
   const { io, pack, store, repoId, nowMs } = ctx;
+  const { action, kind, limit, json } = request;
   if (action === 'add') {
-    const kind = kindOf(pack, values) ?? 'nugget';
-    if (kind === 'failure')
-      throw new UsageError('failure memories come from the verifier; add a nugget, convention or decision');
-    const added = await store.add(repoId, { kind, body: words.join(' '), tags: values.tag ?? [], source: 'person' });
-    if (added._tag === 'Left') return failWith(io, pack, added.left, values.json === true);
-    if (values.json === true)
+    const added = await store.add(repoId, {
+      kind: kind ?? 'nugget',
+      body: request.text,
+      tags: request.tags,
+      source: 'person',
+    });
+    if (added._tag === 'Left') return failWith(io, pack, added.left, json);
+    if (json)
       writeLine(io.stdout, JSON.stringify({ ok: true, created: added.right.created, memory: added.right.memory }));
     else writeLine(io.stdout, `${added.right.created ? 'remembered' : 'refreshed'} ${added.right.memory.id}`);
     return ExitCode.ok;
   }
   if (action === 'forget') {
-    if (words.length !== 1) throw new UsageError('give exactly one memory ID (see crustcore memory list)');
-    const forgotten = await store.forget(repoId, words[0] ?? '');
-    if (forgotten._tag === 'Left') return failWith(io, pack, forgotten.left, values.json === true);
-    if (values.json === true) writeLine(io.stdout, JSON.stringify({ ok: true, forgotten: forgotten.right }));
+    const forgotten = await store.forget(repoId, request.text);
+    if (forgotten._tag === 'Left') return failWith(io, pack, forgotten.left, json);
+    if (json) writeLine(io.stdout, JSON.stringify({ ok: true, forgotten: forgotten.right }));
     else writeLine(io.stdout, `forgot ${forgotten.right.id}`);
     return ExitCode.ok;
   }
-  const kind = kindOf(pack, values);
-  const limit = limitOf(values);
   if (action === 'list') {
-    if (words.length > 0) throw new UsageError('list takes no text (use search QUERY)');
     const listed = await store.list(repoId, {
       ...(kind === undefined ? {} : { kind }),
       ...(limit === undefined ? {} : { limit }),
     });
-    if (values.json === true) writeLine(io.stdout, JSON.stringify({ ok: true, memories: listed }));
+    if (json) writeLine(io.stdout, JSON.stringify({ ok: true, memories: listed }));
     else if (listed.length === 0) writeLine(io.stdout, 'no memories yet (crustcore memory add TEXT)');
     else for (const m of listed) printMemory(io, m, nowMs);
     return ExitCode.ok;
   }
-  if (words.length === 0) throw new UsageError('search needs a QUERY');
-  const found: RankedMemory[] = await store.search(repoId, words.join(' '), {
+  const found: RankedMemory[] = await store.search(repoId, request.text, {
     ...(kind === undefined ? {} : { kinds: [kind] }),
     ...(limit === undefined ? {} : { limit: Math.min(limit, 100) }),
   });
-  if (values.json === true)
-    writeLine(io.stdout, JSON.stringify({ ok: true, results: found, notes: store.capabilities.notes }));
+  if (json) writeLine(io.stdout, JSON.stringify({ ok: true, results: found, notes: store.capabilities.notes }));
   else for (const r of found) printMemory(io, r.memory, nowMs, r.score);
   return ExitCode.ok;
 }
@@ -155,23 +183,20 @@ export const memoryCommand: Command = {
       allowPositionals: true,
       strict: true,
     });
-    const [action, ...words] = positionals;
-    if (action !== 'add' && action !== 'list' && action !== 'forget' && action !== 'search')
-      throw new UsageError('expected add, list, forget or search');
-    if (action === 'add' && words.join(' ').trim() === '') throw new UsageError('add needs the TEXT of the memory');
     const pack = await loadMemoryPack();
+    const request = checkRequest(pack, positionals, values);
     const repoId = await repositoryId(io, values.dir);
     const databaseUrl = values['database-url'] ?? (io.env.CRUSTCORE_DATABASE_URL || undefined);
     const opened = await pack.openMemoryStore({
       clock: () => Date.now(),
       ...(databaseUrl === undefined ? { dataDir: memoryDataDir(crustcoreHome(io.env), repoId) } : { databaseUrl }),
     });
-    if (opened._tag === 'Left') return failWith(io, pack, opened.left, values.json === true);
+    if (opened._tag === 'Left') return failWith(io, pack, opened.left, request.json);
     const { store, db } = opened.right;
     try {
       for (const note of store.capabilities.notes)
         if (values.json !== true) writeLine(io.stderr, io.err.dim(`note: ${note}`));
-      return await act(action, words, values, { io, pack, store, repoId, nowMs: Date.now() });
+      return await act(request, { io, pack, store, repoId, nowMs: Date.now() });
     } finally {
       await db.close();
     }
