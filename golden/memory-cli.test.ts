@@ -57,7 +57,7 @@ describe('crustcore memory', () => {
     const box = makeRepo({ 'README.md': '# memory\n' });
     const cases: [readonly string[], RegExp][] = [
       [['memory', 'add'], /add needs the TEXT/],
-      [['memory', 'drop'], /expected add, list, forget or search/],
+      [['memory', 'drop'], /expected add, list, forget, search, learn, context/],
       [['memory', 'add', '--kind', 'rumour', 'x'], /--kind: expected one of/],
       [['memory', 'add', '--kind', 'failure', 'x'], /failure memories come from the verifier/],
       [['memory', 'list', '--dir', box.root], /not a git repository/],

@@ -15,7 +15,13 @@ export {
   type MemoryNotFound,
   type MemoryStoreUnavailable,
 } from './errors.js';
-export { failureMemoriesOfTask, type LedgerFrameView, readLedgerFrames } from './learn.js';
+export {
+  failureMemoriesOfTask,
+  type LearnReport,
+  type LedgerFrameView,
+  learnFromLedger,
+  readLedgerFrames,
+} from './learn.js';
 export { type OpenedMemory, type OpenMemoryOptions, openMemoryStore } from './open.js';
 export {
   ageDays,

@@ -13,6 +13,7 @@
 import { exportJsonl } from '@crustcore/ledger';
 import { isRight } from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
+import type { MemoryStore } from './store.js';
 import { MEMORY_LIMITS, type NewMemory } from './types.js';
 
 export interface LedgerFrameView {
@@ -87,4 +88,36 @@ export function readLedgerFrames(logPath: string): LedgerFrameView[] {
     });
   });
   return frames;
+}
+
+export interface LearnReport {
+  readonly tasks: number;
+  readonly added: number;
+  readonly refreshed: number;
+}
+
+/**
+ * Records the failure memories of every task in `frames` (a repository's whole ledger). Safe to
+ * run again: a memory's id is its repository, kind and text, so a second run only refreshes.
+ */
+export async function learnFromLedger(
+  store: Pick<MemoryStore, 'add'>,
+  repoId: string,
+  frames: readonly LedgerFrameView[],
+): Promise<LearnReport> {
+  const tasks = new Set<string>();
+  for (const frame of frames) if (frame.kind === 'verify.diagnosis' && frame.taskId !== null) tasks.add(frame.taskId);
+  let added = 0;
+  let refreshed = 0;
+  for (const taskId of tasks) {
+    for (const memory of failureMemoriesOfTask(frames, taskId)) {
+      const result = await store.add(repoId, memory);
+      // A memory the store refuses (a task id of another shape) is skipped: the ledger is not input to fail on.
+      if (result._tag === 'Right') {
+        if (result.right.created) added += 1;
+        else refreshed += 1;
+      }
+    }
+  }
+  return { tasks: tasks.size, added, refreshed };
 }

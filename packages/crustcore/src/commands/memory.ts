@@ -7,6 +7,8 @@
  *   crustcore memory list [--kind K] [--limit N]
  *   crustcore memory forget ID
  *   crustcore memory search QUERY…
+ *   crustcore memory context QUERY…   (the bundle a task for this goal would get)
+ *   crustcore memory learn            (failures + verified fixes from this repository's ledger)
  *   (each also [--dir DIR] [--database-url URL] [--json])
  *
  * Storage: the state plane — embedded PGlite in
@@ -17,6 +19,7 @@
  *
  * The memory pack is imported only when this command runs.
  */
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Memory, MemoryError, MemoryStore, RankedMemory } from '@crustcore/memory';
@@ -98,7 +101,7 @@ type Store = MemoryStore;
 
 /** A command line checked before any store opens: a bad one costs no PGlite start. */
 interface Request {
-  readonly action: 'add' | 'list' | 'forget' | 'search';
+  readonly action: 'add' | 'list' | 'forget' | 'search' | 'learn' | 'context';
   readonly text: string;
   readonly kind: Memory['kind'] | undefined;
   readonly limit: number | undefined;
@@ -106,10 +109,12 @@ interface Request {
   readonly json: boolean;
 }
 
+const ACTIONS = ['add', 'list', 'forget', 'search', 'learn', 'context'] as const;
+
 function checkRequest(pack: MemoryPack, positionals: readonly string[], values: Values): Request {
-  const [action, ...words] = positionals;
-  if (action !== 'add' && action !== 'list' && action !== 'forget' && action !== 'search')
-    throw new UsageError('expected add, list, forget or search');
+  const [given, ...words] = positionals;
+  const action = ACTIONS.find((name) => name === given);
+  if (action === undefined) throw new UsageError(`expected ${ACTIONS.join(', ')}`);
   const text = words.join(' ');
   const request: Request = {
     action,
@@ -125,7 +130,9 @@ function checkRequest(pack: MemoryPack, positionals: readonly string[], values: 
   if (action === 'forget' && words.length !== 1)
     throw new UsageError('give exactly one memory ID (see crustcore memory list)');
   if (action === 'list' && words.length > 0) throw new UsageError('list takes no text (use search QUERY)');
-  if (action === 'search' && text.trim() === '') throw new UsageError('search needs a QUERY');
+  if ((action === 'search' || action === 'context') && text.trim() === '')
+    throw new UsageError(`${action} needs a QUERY`);
+  if (action === 'learn' && words.length > 0) throw new UsageError('learn takes no text');
   return request;
 }
 
@@ -165,12 +172,37 @@ async function act(
     else for (const m of listed) printMemory(io, m, nowMs);
     return ExitCode.ok;
   }
+  if (action === 'learn') return learn(ctx, json);
   const found: RankedMemory[] = await store.search(repoId, request.text, {
     ...(kind === undefined ? {} : { kinds: [kind] }),
     ...(limit === undefined ? {} : { limit: Math.min(limit, 100) }),
   });
+  if (action === 'context') {
+    // Exactly what a task for this goal would be given (before the prompt builder fences it).
+    const bundle = pack.selectContext({ memories: found, nowMs });
+    if (json) writeLine(io.stdout, JSON.stringify({ ok: true, ...bundle }));
+    else for (const o of bundle.observations) writeLine(io.stdout, `${io.out.bold(o.source)}\n${o.text}\n`);
+    return ExitCode.ok;
+  }
   if (json) writeLine(io.stdout, JSON.stringify({ ok: true, results: found, notes: store.capabilities.notes }));
   else for (const r of found) printMemory(io, r.memory, nowMs, r.score);
+  return ExitCode.ok;
+}
+
+/** The post-task step: failures the verifier classified in this repository's ledger, with their verified fixes. */
+async function learn(
+  ctx: { io: Io; pack: MemoryPack; store: Store; repoId: string },
+  json: boolean,
+): Promise<ExitCode> {
+  const logPath = join(crustcoreHome(ctx.io.env), 'projects', ctx.repoId, 'events.log');
+  const frames = existsSync(logPath) ? ctx.pack.readLedgerFrames(logPath) : [];
+  const report = await ctx.pack.learnFromLedger(ctx.store, ctx.repoId, frames);
+  if (json) writeLine(ctx.io.stdout, JSON.stringify({ ok: true, ...report }));
+  else
+    writeLine(
+      ctx.io.stdout,
+      `${report.tasks} task(s) with verifier failures: ${report.added} new failure memories, ${report.refreshed} refreshed`,
+    );
   return ExitCode.ok;
 }
 

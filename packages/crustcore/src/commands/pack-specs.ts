@@ -90,7 +90,7 @@ export const memorySpec: CommandSpec = {
   name: 'memory',
   summary: "the repository's memory: nuggets, conventions, decisions, and failures with their verified fixes",
   usage:
-    'crustcore memory add [--kind nugget|convention|decision] [--tag T]... TEXT... | list [--kind K] [--limit N] | forget ID | search QUERY...   [--dir DIR] [--database-url URL] [--json]',
+    'crustcore memory add [--kind nugget|convention|decision] [--tag T]... TEXT... | list [--kind K] [--limit N] | forget ID | search QUERY... | context GOAL... | learn   [--dir DIR] [--database-url URL] [--json]',
 };
 
 /** In the order `--help` lists them (pack-commands.ts pairs each with its loader, in this order). */
