@@ -75,7 +75,7 @@ async function engineCases(label: string, store: MemoryStore, db: Db): Promise<v
   );
   for (const note of store.capabilities.notes) console.log(`  note: ${note}`);
   const plan = await store.explainSemantic(REPO, 'flush the journal before the migration');
-  console.log(`${label} semantic plan (not forced): ${plan.find((line) => /Scan/.test(line))?.trim() ?? plan[0]}`);
+  console.log(`${label} semantic plan: ${plan.find((line) => /Scan/.test(line))?.trim() ?? plan[0]}`);
   const embedder = new HashingEmbedder();
   const queries = ['flush the journal before the migration', 'workspaceAlias412', 'sandbox worker timeout signal'];
   let q = 0;

@@ -64,6 +64,9 @@ async function withHnswSettings<T>(db: Db, pool: number, work: (tx: DbExecutor) 
   return db.transaction(async (tx) => {
     // Filtered HNSW search stops early unless told to keep scanning; ef_search must cover the pool.
     await tx.query(`SET LOCAL hnsw.iterative_scan = 'relaxed_order'`);
+    // The planner estimates the filter's rows and then prefers reading the table and sorting them
+    // (seen at 10,000 memories); the index with an iterative scan is the plan meant at every size.
+    await tx.query('SET LOCAL enable_seqscan = off');
     await tx.query(`SET LOCAL hnsw.ef_search = ${Math.min(1000, Math.max(40, pool * 2))}`);
     return work(tx);
   });
@@ -94,21 +97,19 @@ export async function semanticCandidates(
     .slice(0, scope.pool);
 }
 
-/** EXPLAIN of the pgvector query; `forceIndex` turns sequential scans off, to show the index can serve it. */
+/** EXPLAIN of the pgvector query, under the settings the search itself runs with. */
 export async function semanticPlan(
   db: Db,
   capabilities: Capabilities,
   scope: Scope,
   vector: Float32Array,
-  forceIndex: boolean,
 ): Promise<string[]> {
   const ns = capabilities.vectorNs;
   if (ns === null) return ['in-process scan (no pgvector)'];
   const params = [scope.repoId, textArrayLiteral(scope.kinds), realArrayLiteral(vector), scope.embedderId, scope.pool];
-  const result = await withHnswSettings(db, scope.pool, async (tx) => {
-    if (forceIndex) await tx.query('SET LOCAL enable_seqscan = off');
-    return tx.query<Record<string, string>>(vectorQuery(ns, true), params);
-  });
+  const result = await withHnswSettings(db, scope.pool, (tx) =>
+    tx.query<Record<string, string>>(vectorQuery(ns, true), params),
+  );
   return result.rows.map((row) => Object.values(row).join(' '));
 }
 

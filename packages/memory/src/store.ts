@@ -178,8 +178,8 @@ export class MemoryStore {
   }
 
   /** The plan of the semantic query (tests check the HNSW index serves it). */
-  explainSemantic(repoId: string, query: string, forceIndex = false): Promise<string[]> {
+  explainSemantic(repoId: string, query: string): Promise<string[]> {
     const scope = { repoId, kinds: MEMORY_KINDS, pool: 64, embedderId: this.embedder.id };
-    return semanticPlan(this.#db, this.capabilities, scope, this.embedder.embed(query), forceIndex);
+    return semanticPlan(this.#db, this.capabilities, scope, this.embedder.embed(query));
   }
 }

@@ -14,7 +14,7 @@ describe('PGlite with pgvector', () => {
     expect(store.capabilities.notes).toEqual([]);
     for (let i = 0; i < 40; i += 1)
       right(await store.add('repo', { kind: 'nugget', body: `fact number ${i} about module m${i}` }));
-    const plan = (await store.explainSemantic('repo', 'module m7', true)).join('\n');
+    const plan = (await store.explainSemantic('repo', 'module m7')).join('\n');
     expect(plan).toMatch(/Index Scan using crust_memories_embedding_hnsw/);
     const results = await store.search('repo', 'fact number 7 about module m7', { limit: 1 });
     expect(results[0]?.memory.body).toBe('fact number 7 about module m7');
