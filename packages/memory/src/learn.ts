@@ -56,8 +56,9 @@ export function failureMemoriesOfTask(frames: readonly LedgerFrameView[], taskId
       if (isRight(decoded)) goal = decoded.right.goal;
     } else if (frame.kind === 'verify.diagnosis') {
       const decoded = DiagnosisNote.decode(frame.payload);
-      if (isRight(decoded))
-        failures.set(`${decoded.right.kind}\n${decoded.right.summary}`, failureBody(decoded.right, goal));
+      const key = isRight(decoded) ? `${decoded.right.kind}\n${decoded.right.summary}` : null;
+      // The first sighting is kept: a repeat of the same failure adds nothing (and may say less).
+      if (isRight(decoded) && key !== null && !failures.has(key)) failures.set(key, failureBody(decoded.right, goal));
     } else if (frame.kind === 'backend.result') {
       const decoded = BackendResultNote.decode(frame.payload);
       if (isRight(decoded)) lastSummary = decoded.right.summary;
