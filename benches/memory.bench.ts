@@ -105,16 +105,22 @@ async function engineCases(label: string, store: MemoryStore, db: Db): Promise<v
   ratio(`${label} search vs in-process full scan`, search, scan, '< 1× (an index beats reading everything)');
 }
 
-const pglite = await openMemoryStore({ clock: () => clockMs, relaxedDurability: true });
-if (pglite._tag === 'Left') throw new Error(pglite.left.reason);
-try {
-  await engineCases('pglite', pglite.right.store, pglite.right.db);
-} finally {
-  await pglite.right.db.close();
+// MEMORY_BENCH_ENGINES=postgres (or pglite) runs one engine: filling PGlite takes minutes on a loaded machine.
+const engines = (process.env.MEMORY_BENCH_ENGINES ?? 'pglite,postgres').split(',');
+
+if (engines.includes('pglite')) {
+  const pglite = await openMemoryStore({ clock: () => clockMs, relaxedDurability: true });
+  if (pglite._tag === 'Left') throw new Error(pglite.left.reason);
+  try {
+    await engineCases('pglite', pglite.right.store, pglite.right.db);
+  } finally {
+    await pglite.right.db.close();
+  }
 }
 
-const cluster = await startThrowawayCluster();
+const cluster = engines.includes('postgres') ? await startThrowawayCluster() : null;
 try {
+  if (cluster === null) process.exit(0);
   const postgres = await openMemoryStore({ clock: () => clockMs, databaseUrl: cluster.databaseUrl });
   if (postgres._tag === 'Left') throw new Error(postgres.left.reason);
   try {
@@ -123,5 +129,5 @@ try {
     await postgres.right.db.close();
   }
 } finally {
-  await cluster.stop();
+  await cluster?.stop();
 }

@@ -86,15 +86,27 @@ export async function semanticCandidates(
     );
     return result.rows.map((row) => ({ memory: memoryFromRow(row), similarity: Number(row.similarity) }));
   }
-  const result = await db.query<MemoryRow & { embedding: string }>(
-    `SELECT ${MEMORY_COLUMNS}, m.embedding::text AS embedding FROM crust_memories m
+  // Only ids and embeddings for the scan; the pool's rows are read afterwards (decoding every row's
+  // text and detail would cost as much as the comparison itself).
+  const scanned = await db.query<{ id: string; embedding: string }>(
+    `SELECT m.id, m.embedding::text AS embedding FROM crust_memories m
      WHERE ${FILTER} AND m.embedder = $3::text ORDER BY m.created_at_ms DESC LIMIT $4::int4`,
     [scope.repoId, textArrayLiteral(scope.kinds), scope.embedderId, IN_PROCESS_SCAN_LIMIT],
   );
-  return result.rows
-    .map((row) => ({ memory: memoryFromRow(row), similarity: cosine(vector, parseRealArray(row.embedding)) }))
+  const best = scanned.rows
+    .map((row) => ({ id: row.id, similarity: cosine(vector, parseRealArray(row.embedding)) }))
     .sort((a, b) => b.similarity - a.similarity)
     .slice(0, scope.pool);
+  if (best.length === 0) return [];
+  const rows = await db.query<MemoryRow>(
+    `SELECT ${MEMORY_COLUMNS} FROM crust_memories m WHERE m.id = ANY(($1::text)::text[])`,
+    [textArrayLiteral(best.map((hit) => hit.id))],
+  );
+  const byId = new Map(rows.rows.map((row) => [row.id, memoryFromRow(row)]));
+  return best.flatMap((hit) => {
+    const memory = byId.get(hit.id);
+    return memory === undefined ? [] : [{ memory, similarity: hit.similarity }];
+  });
 }
 
 /** EXPLAIN of the pgvector query, under the settings the search itself runs with. */
