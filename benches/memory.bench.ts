@@ -105,8 +105,8 @@ async function engineCases(label: string, store: MemoryStore, db: Db): Promise<v
   ratio(`${label} search vs in-process full scan`, search, scan, '< 1× (an index beats reading everything)');
 }
 
-// MEMORY_BENCH_ENGINES=postgres (or pglite) runs one engine: filling PGlite takes minutes on a loaded machine.
-const engines = (process.env.MEMORY_BENCH_ENGINES ?? 'pglite,postgres').split(',');
+// `… memory.bench.ts postgres` (or pglite) runs one engine: filling PGlite takes minutes on a loaded machine.
+const engines = (process.argv[2] ?? 'pglite,postgres').split(',');
 
 if (engines.includes('pglite')) {
   const pglite = await openMemoryStore({ clock: () => clockMs, relaxedDurability: true });
