@@ -26,6 +26,7 @@ const packs = [
   '@crustcore/mcp-gateway',
   '@crustcore/secrets',
   '@crustcore/index',
+  '@crustcore/memory',
 ];
 
 const common = {

@@ -23,6 +23,7 @@ import {
   journalDir,
   openRepository,
   type PreparedEnvironment,
+  type PriorObservation,
   prepareEnvironment,
   type Repository,
   recoverJournals,
@@ -41,6 +42,8 @@ import { VerifySession } from './verify-session.js';
 export interface RunTaskOptions {
   readonly dir: string;
   readonly goal: string;
+  /** Prior context for the worker (repository memory, the capsule): untrusted data, never authority. */
+  readonly priorObservations?: readonly PriorObservation[];
   readonly home: string;
   readonly env: NodeJS.ProcessEnv;
   readonly verifyArgv: Argv;
@@ -190,6 +193,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       redact,
       taskId: options.taskId,
       goal: options.goal,
+      ...(options.priorObservations === undefined ? {} : { priorObservations: options.priorObservations }),
       home: options.home,
       backend,
       verifyArgv: options.verifyArgv,

@@ -23,6 +23,7 @@ import {
   diagnoseFailure,
   type EnvironmentBlocker,
   type EnvironmentContext,
+  type PriorObservation,
   type Repository,
   removeObjectStore,
   removeTaskWorktree,
@@ -52,6 +53,8 @@ export interface VerifySessionOptions {
   readonly repo: Repository;
   readonly taskId: string;
   readonly goal: string;
+  /** Prior context for the worker (repository memory), fenced as untrusted by the prompt builders. */
+  readonly priorObservations?: readonly PriorObservation[];
   readonly home: string;
   readonly backend: CodingBackend;
   readonly verifyArgv: Argv;
@@ -261,6 +264,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
         forbiddenPaths: [],
         maxSeconds: this.#o.maxSeconds ?? 1_800,
         maxOutputBytes: 16 * 1024 * 1024,
+        ...(this.#o.priorObservations === undefined ? {} : { priorObservations: this.#o.priorObservations }),
       },
       { worktree, signal, home: this.#o.home },
     );

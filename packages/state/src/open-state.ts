@@ -7,7 +7,7 @@ import { err, ok, type Result } from '@crustcore/kernel';
 import type { Db } from './db.js';
 import { type DataDirLocked, type InvalidInput, invalidInput } from './errors.js';
 import { type MigrationError, migrate } from './migrations/migrate.js';
-import { PgliteInstance } from './pglite-db.js';
+import { PgliteInstance, type PgliteOptions } from './pglite-db.js';
 import { openPostgresDb } from './postgres-db.js';
 
 export interface OpenStateOptions {
@@ -19,6 +19,8 @@ export interface OpenStateOptions {
   readonly loadSnapshot?: Blob;
   /** PGlite: skip per-statement flushes (tests, benches). */
   readonly relaxedDurability?: boolean;
+  /** PGlite: extensions to load at start (a PostgreSQL server has its own). */
+  readonly extensions?: PgliteOptions['extensions'];
   /** Schema holding the state tables; default `crustcore`. */
   readonly schema?: string;
   /** PostgreSQL pool size; default 4. */
@@ -47,6 +49,7 @@ export async function openStateDb(options: OpenStateOptions = {}): Promise<Resul
       ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
       ...(options.loadSnapshot === undefined ? {} : { loadSnapshot: options.loadSnapshot }),
       ...(options.relaxedDurability === undefined ? {} : { relaxedDurability: options.relaxedDurability }),
+      ...(options.extensions === undefined ? {} : { extensions: options.extensions }),
     });
     if (opened._tag === 'Left') return opened;
     const view = opened.right.owningView(options.schema);

@@ -12,7 +12,7 @@
  * another view's statement from slipping in between.
  */
 import { err, ok, type Result } from '@crustcore/kernel';
-import type { PGlite } from '@electric-sql/pglite';
+import type { Extensions, PGlite } from '@electric-sql/pglite';
 import { DataDirLock } from './data-dir-lock.js';
 import { type Db, type DbExecutor, type DbParam, type DbQueryResult, DEFAULT_SCHEMA, isSchemaName } from './db.js';
 import { type DataDirLocked, type InvalidInput, invalidInput } from './errors.js';
@@ -24,6 +24,8 @@ export interface PgliteOptions {
   readonly loadSnapshot?: Blob;
   /** Skip the flush after every statement (tests, benches). */
   readonly relaxedDurability?: boolean;
+  /** PGlite extensions to load (e.g. pgvector for `@crustcore/memory`); none by default. */
+  readonly extensions?: Extensions;
 }
 
 type PgliteClient = Pick<PGlite, 'query'>;
@@ -63,6 +65,7 @@ export class PgliteInstance {
         ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
         ...(options.loadSnapshot === undefined ? {} : { loadDataDir: options.loadSnapshot }),
         relaxedDurability: options.relaxedDurability ?? false,
+        ...(options.extensions === undefined ? {} : { extensions: options.extensions }),
       });
       return ok(new PgliteInstance(pg, lock));
     } catch (error) {

@@ -24,6 +24,17 @@ export interface WorkerInput {
   readonly forbiddenPaths: readonly string[];
   readonly maxSeconds: number;
   readonly maxOutputBytes: number;
+  /**
+   * Context from earlier work (repository memory, the repository capsule) for the first
+   * attempt. Untrusted data: every prompt builder fences it and it changes no policy.
+   */
+  readonly priorObservations?: readonly PriorObservation[];
+}
+
+/** One piece of prior context: where it came from and its text (plain data, never instructions). */
+export interface PriorObservation {
+  readonly source: string;
+  readonly text: string;
 }
 
 /** Host-side context: where to work. Not sent to the worker. */

@@ -81,6 +81,10 @@ export function workerStdin(input: WorkerInput, worktreePath: string): string {
     attempt: input.attempt,
     previous_diagnosis: input.previousDiagnosis,
     must_return: ['summary', 'done', 'commands_run', 'risks'],
+    // Untrusted context (repository memory): data for the worker to weigh, never part of the contract's rules.
+    ...(input.priorObservations === undefined || input.priorObservations.length === 0
+      ? {}
+      : { prior_observations_untrusted: input.priorObservations }),
   });
 }
 

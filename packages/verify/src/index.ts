@@ -46,6 +46,7 @@ export {
   type CommandRecord,
   decodeWorkerClaim,
   type PatchOutcome,
+  type PriorObservation,
   type Transcript,
   type WorkerClaim,
   WorkerClaimCodec,

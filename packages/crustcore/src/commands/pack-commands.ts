@@ -15,6 +15,7 @@ import {
   killSpec,
   mcpSpec,
   mcpTokenSpec,
+  memorySpec,
   modelsSpec,
   pauseSpec,
   resumeSpec,
@@ -57,4 +58,5 @@ export const PACK_COMMANDS: readonly LazyCommand[] = [
   { ...mcpSpec, load: async () => mcpWithRegistry() },
   { ...mcpTokenSpec, load: async () => (await mcp()).mcpTokenCommand },
   { ...indexSpec, load: async () => (await import('./index-command.js')).indexCommand },
+  { ...memorySpec, load: async () => (await import('./memory.js')).memoryCommand },
 ];

@@ -97,6 +97,13 @@ export const indexSpec: CommandSpec = {
   usage: 'crustcore index [--dir DIR] [--json]',
 };
 
+export const memorySpec: CommandSpec = {
+  name: 'memory',
+  summary: "the repository's memory: nuggets, conventions, decisions, and failures with their verified fixes",
+  usage:
+    'crustcore memory add [--kind nugget|convention|decision] [--tag T]... TEXT... | list [--kind K] [--limit N] | forget ID | search QUERY... | context GOAL... | learn   [--dir DIR] [--database-url URL] [--json]',
+};
+
 /** In the order `--help` lists them (pack-commands.ts pairs each with its loader, in this order). */
 export const PACK_SPECS: readonly CommandSpec[] = [
   chatSpec,
@@ -115,4 +122,5 @@ export const PACK_SPECS: readonly CommandSpec[] = [
   mcpSpec,
   mcpTokenSpec,
   indexSpec,
+  memorySpec,
 ];

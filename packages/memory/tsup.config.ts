@@ -1,0 +1,13 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: { index: 'src/index.ts' },
+  format: ['esm'],
+  dts: true,
+  clean: true,
+  target: 'node20',
+  esbuildOptions(options) {
+    options.conditions = ['source'];
+    options.mainFields = ['module', 'main'];
+  },
+});
