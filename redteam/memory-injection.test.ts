@@ -125,6 +125,9 @@ class PolicyGate implements ToolGate {
   async spawnSubagent() {
     return { allowed: false, reason: 'no subagents here', subagentId: 'none' };
   }
+  async steered() {
+    return { accepted: true };
+  }
 }
 
 async function taskWorktree() {

@@ -34,6 +34,7 @@ import {
   type VerifyRun,
   verifyPatch,
   viewPatch,
+  type WorkerInput,
 } from '@crustcore/verify';
 import type { Redact } from './ledger-recorder.js';
 import type {
@@ -250,24 +251,26 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     };
   }
 
+  /** What the backend is asked for this attempt (the previous attempt's diagnosis included). */
+  #workerInput(attempt: number): WorkerInput {
+    return {
+      taskId: this.#o.taskId,
+      goal: this.#o.goal,
+      attempt,
+      previousDiagnosis: this.#diagnosis,
+      allowedRoots: [],
+      forbiddenPaths: [],
+      maxSeconds: this.#o.maxSeconds ?? 1_800,
+      maxOutputBytes: 16 * 1024 * 1024,
+      ...(this.#o.priorObservations === undefined ? {} : { priorObservations: this.#o.priorObservations }),
+    };
+  }
+
   async run(attempt: number, _diagnosis: KernelDiagnosis | null, signal: AbortSignal): Promise<AttemptResult> {
     const worktree = this.#worktree;
     if (worktree === null) throw new Error('attempt before the workspace was prepared');
     const commands: CommandRecord[] = [];
-    const result = await this.#o.backend.run(
-      {
-        taskId: this.#o.taskId,
-        goal: this.#o.goal,
-        attempt,
-        previousDiagnosis: this.#diagnosis,
-        allowedRoots: [],
-        forbiddenPaths: [],
-        maxSeconds: this.#o.maxSeconds ?? 1_800,
-        maxOutputBytes: 16 * 1024 * 1024,
-        ...(this.#o.priorObservations === undefined ? {} : { priorObservations: this.#o.priorObservations }),
-      },
-      { worktree, signal, home: this.#o.home },
-    );
+    const result = await this.#o.backend.run(this.#workerInput(attempt), { worktree, signal, home: this.#o.home });
     const transcript = `${result.transcript.stdoutText}${result.transcript.stderrText ? `\n--- stderr ---\n${result.transcript.stderrText}` : ''}`;
     const transcriptArtifact = transcript.trim() ? await this.#o.recorder.storeArtifact(transcript) : undefined;
     const stderrArtifact = result.transcript.stderrText.trim()
