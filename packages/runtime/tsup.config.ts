@@ -1,13 +1,3 @@
-import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.shared.js';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm'],
-  dts: true,
-  clean: true,
-  target: 'node20',
-  esbuildOptions(options) {
-    options.conditions = ['source'];
-    options.mainFields = ['module', 'main'];
-  },
-});
+export default packageBuild();

@@ -1,15 +1,5 @@
-import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.shared.js';
 
-export default defineConfig({
-  // `testing` is the throwaway-cluster helper for other packages' tests; it
-  // spawns processes, so it lives under test/ and stays out of `index`.
-  entry: { index: 'src/index.ts', testing: 'test/pg-cluster.ts' },
-  format: ['esm'],
-  dts: true,
-  clean: true,
-  target: 'node20',
-  esbuildOptions(options) {
-    options.conditions = ['source'];
-    options.mainFields = ['module', 'main'];
-  },
-});
+// `testing` is the throwaway-cluster helper for other packages' tests; it
+// spawns processes, so it lives under test/ and stays out of `index`.
+export default packageBuild({ entry: { index: 'src/index.ts', testing: 'test/pg-cluster.ts' } });
