@@ -239,7 +239,13 @@ describe('crustcore mcp: progress and cancellation during verify', () => {
     // The kernel hears it: TaskCancelled, and the task is over.
     const ledger = ledgerWith(taskId);
     while (!eventKindsFor(framesOf(ledger), taskId).includes('TaskCancelled')) await pause(50);
-    const status = await call(client, 'status', { task_id: taskId });
+    // The task row follows the ledger: cancellation is a notification with no reply, so the
+    // state plane's phase is the handshake. Until it moves, it may only still say VERIFY.
+    let status = await call(client, 'status', { task_id: taskId });
+    while (status.phase === 'VERIFY') {
+      await pause(50);
+      status = await call(client, 'status', { task_id: taskId });
+    }
     expect(status.phase).toBe('ABORTED');
     expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toBe(NODE_REPO['src/math.js']);
     expect(execFileSync('git', ['status', '--porcelain'], { cwd: box.repo, encoding: 'utf8' })).toBe('');

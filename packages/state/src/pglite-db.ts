@@ -16,6 +16,7 @@ import type { Extensions, PGlite } from '@electric-sql/pglite';
 import { DataDirLock } from './data-dir-lock.js';
 import { type Db, type DbExecutor, type DbParam, type DbQueryResult, DEFAULT_SCHEMA, isSchemaName } from './db.js';
 import { type DataDirLocked, type InvalidInput, invalidInput } from './errors.js';
+import { templateFor } from './pglite-template.js';
 
 export interface PgliteOptions {
   /** Directory of the database; omitted means in memory (gone at close). */
@@ -34,6 +35,9 @@ async function run<Row>(client: PgliteClient, text: string, params: readonly DbP
   const result = await client.query<Row>(text, params as DbParam[]);
   return { rows: result.rows, rowCount: result.rowCount ?? result.affectedRows ?? result.rows.length };
 }
+
+const loadFrom = (tarball: Blob | undefined): { loadDataDir?: Blob } =>
+  tarball === undefined ? {} : { loadDataDir: tarball };
 
 /** One running PGlite database and the lock on its directory. */
 export class PgliteInstance {
@@ -63,7 +67,8 @@ export class PgliteInstance {
       const { PGlite } = await import('@electric-sql/pglite');
       const pg = await PGlite.create({
         ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
-        ...(options.loadSnapshot === undefined ? {} : { loadDataDir: options.loadSnapshot }),
+        // No snapshot given: a new cluster starts from the build's empty-cluster template (no initdb).
+        ...loadFrom(options.loadSnapshot ?? templateFor(options.dataDir)),
         relaxedDurability: options.relaxedDurability ?? false,
         ...(options.extensions === undefined ? {} : { extensions: options.extensions }),
       });

@@ -1,0 +1,55 @@
+/**
+ * New PGlite databases start from the build's empty-cluster template instead
+ * of running initdb (src/pglite-template.ts). What must hold: the template
+ * exists after a build and belongs to the installed PGlite; a database made
+ * from it is a real, durable cluster; a directory that already holds a
+ * cluster is never overwritten by it; another PGlite version never uses it.
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PgliteInstance } from '../src/pglite-db.js';
+import { installedPgliteVersion, templateFor, templatePath } from '../src/pglite-template.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'crustcore-pglite-template-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+async function openDb(dataDir: string) {
+  const opened = await PgliteInstance.open({ dataDir });
+  if (opened._tag === 'Left') throw new Error(JSON.stringify(opened.left));
+  const view = opened.right.view('public');
+  if (view._tag === 'Left') throw new Error(JSON.stringify(view.left));
+  return { instance: opened.right, db: view.right };
+}
+
+describe('the empty-cluster template', () => {
+  it('is built for the installed PGlite (npm run build writes it)', () => {
+    const version = installedPgliteVersion();
+    expect(version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(existsSync(templatePath(version as string)), 'run `npx turbo run build` first').toBe(true);
+    expect(templateFor(join(scratch, 'new'))).toBeInstanceOf(Blob);
+    expect(templateFor(undefined)).toBeInstanceOf(Blob);
+  });
+
+  it('is not used for a directory that already holds a cluster, nor by another PGlite version', () => {
+    const withCluster = mkdtempSync(join(scratch, 'cluster-'));
+    writeFileSync(join(withCluster, 'PG_VERSION'), '18\n');
+    expect(templateFor(withCluster)).toBeUndefined();
+    expect(templateFor(join(scratch, 'new'), '0.0.0-another-build')).toBeUndefined();
+    expect(templateFor(join(scratch, 'new'), null)).toBeUndefined();
+  });
+
+  it('makes a real, durable database: what is written survives a close and a reopen', async () => {
+    const dataDir = join(scratch, 'durable');
+    const first = await openDb(dataDir);
+    await first.db.query('CREATE TABLE notes (id int PRIMARY KEY, body text)');
+    await first.db.query("INSERT INTO notes VALUES (1, 'kept')");
+    await first.instance.close();
+    // Reopened as an existing cluster: the template is not applied over it.
+    expect(templateFor(dataDir)).toBeUndefined();
+    const second = await openDb(dataDir);
+    expect((await second.db.query<{ body: string }>('SELECT body FROM notes')).rows).toEqual([{ body: 'kept' }]);
+    await second.instance.close();
+  });
+});
