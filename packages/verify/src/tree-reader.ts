@@ -56,18 +56,42 @@ export function parseBatch(bytes: Buffer): Map<string, string> {
   return out;
 }
 
+/**
+ * Answers about one full object id never change (git names objects by their
+ * content), and a task asks the same ones twice: once for the worker's patch,
+ * once for the verify worktree's tree. Only full ids are remembered (never a
+ * ref such as HEAD), only answers git gave (never a failure), and only a few.
+ */
+const FULL_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+const REMEMBERED = 32;
+const answers = new Map<string, unknown>();
+
+async function remembered<T>(id: string, key: string, ask: () => Promise<T | null>): Promise<T | null> {
+  if (!FULL_ID.test(id)) return ask();
+  if (answers.has(key)) return answers.get(key) as T;
+  const answer = await ask();
+  if (answer === null) return null;
+  answers.set(key, answer);
+  if (answers.size > REMEMBERED) answers.delete(answers.keys().next().value as string);
+  return answer;
+}
+
 export function gitTreeReader(location: GitLocation): TreeReader {
   return {
-    async listTree(treeish) {
-      const listed = await gitRawText(location, ['ls-tree', '-r', '-z', '--full-tree', treeish], {
-        maxOutputBytes: MAX_TREE_BYTES,
+    listTree(treeish) {
+      return remembered(treeish, `ls-tree\0${treeish}`, async () => {
+        const listed = await gitRawText(location, ['ls-tree', '-r', '-z', '--full-tree', treeish], {
+          maxOutputBytes: MAX_TREE_BYTES,
+        });
+        return listed._tag === 'Right' ? parseLsTree(listed.right) : null;
       });
-      return listed._tag === 'Right' ? parseLsTree(listed.right) : null;
     },
-    async readBlob(id, maxBytes = DEFAULT_BLOB_BYTES) {
-      // Output past the budget is a failure (never a truncated text), so an oversized blob reads as null.
-      const read = await gitRawText(location, ['cat-file', 'blob', id], { maxOutputBytes: maxBytes });
-      return read._tag === 'Right' ? read.right : null;
+    readBlob(id, maxBytes = DEFAULT_BLOB_BYTES) {
+      return remembered(id, `blob\0${maxBytes}\0${id}`, async () => {
+        // Output past the budget is a failure (never a truncated text), so an oversized blob reads as null.
+        const read = await gitRawText(location, ['cat-file', 'blob', id], { maxOutputBytes: maxBytes });
+        return read._tag === 'Right' ? read.right : null;
+      });
     },
     async readBlobs(ids) {
       const out = new Map<string, string>();
@@ -79,22 +103,34 @@ export function gitTreeReader(location: GitLocation): TreeReader {
       if (read._tag === 'Left') return out;
       return parseBatch(Buffer.from(read.right, 'utf8'));
     },
-    async grepTree(treeish, pattern, paths) {
-      if (paths.length === 0) return [];
-      const only = paths.length > 500 ? [] : paths;
-      // Exit 1 means "no match", which runGitAt reports as a failure: tell the two apart by stderr.
-      const args = ['grep', '-z', '-l', '-I', '-i', '-E', '-e', pattern, treeish, '--', ...only];
-      const found = await gitRawText(location, args);
-      if (found._tag === 'Left') return found.left.exitCode === 1 && found.left.stderr === '' ? [] : null;
-      const prefix = `${treeish}:`;
-      return found.right
-        .split('\0')
-        .filter((line) => line !== '')
-        .map((line) => (line.startsWith(prefix) ? line.slice(prefix.length) : line));
+    grepTree(treeish, pattern, paths) {
+      if (paths.length === 0) return Promise.resolve([]);
+      return remembered(treeish, `grep\0${treeish}\0${pattern}\0${paths.join('\0')}`, () =>
+        grepOnce(location, treeish, pattern, paths),
+      );
     },
     async hooksPath() {
       const value = await gitText(location, ['config', '--local', '--get', 'core.hooksPath']);
       return value._tag === 'Right' && value.right !== '' ? value.right : null;
     },
   };
+}
+
+/** Of `paths` in `treeish`, those with a line matching `pattern`; null when git could not tell. */
+async function grepOnce(
+  location: GitLocation,
+  treeish: string,
+  pattern: string,
+  paths: readonly string[],
+): Promise<readonly string[] | null> {
+  const only = paths.length > 500 ? [] : paths;
+  // Exit 1 means "no match", which runGitAt reports as a failure: tell the two apart by stderr.
+  const args = ['grep', '-z', '-l', '-I', '-i', '-E', '-e', pattern, treeish, '--', ...only];
+  const found = await gitRawText(location, args);
+  if (found._tag === 'Left') return found.left.exitCode === 1 && found.left.stderr === '' ? [] : null;
+  const prefix = `${treeish}:`;
+  return found.right
+    .split('\0')
+    .filter((line) => line !== '')
+    .map((line) => (line.startsWith(prefix) ? line.slice(prefix.length) : line));
 }

@@ -1,0 +1,55 @@
+/**
+ * The tree reader remembers what git said about full object ids (content
+ * addressed, so the answer cannot change). What must hold: a full id is asked
+ * of git once; a ref (HEAD), whose object can change, is asked every time; a
+ * failure is never remembered (an object that appears later is then read).
+ * git is taken away between the calls to prove which ones reach it.
+ */
+import { renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { gitTreeReader } from '../src/index.js';
+import { type Fixture, git, makeRepo } from './git-fixture.js';
+
+let fixture: Fixture | null = null;
+afterEach(() => fixture?.cleanup());
+
+const locationOf = (repoDir: string) => ({ gitDir: join(repoDir, '.git'), workTree: repoDir, cwd: repoDir });
+
+describe('gitTreeReader remembers answers about full object ids', () => {
+  it('asks git once for a full id, every time for a ref; CONTROL: without git nothing answers', async () => {
+    fixture = makeRepo({ 'a.txt': 'alpha\n', 'gitdir.txt': 'gitdir: ../x\n' });
+    const { repoDir } = fixture;
+    const tree = git(repoDir, 'rev-parse', 'HEAD^{tree}').trim();
+    const blob = git(repoDir, 'rev-parse', 'HEAD:a.txt').trim();
+    const reader = gitTreeReader(locationOf(repoDir));
+    const listed = await reader.listTree(tree);
+    expect(listed?.map((f) => f.path)).toEqual(['a.txt', 'gitdir.txt']);
+    expect(await reader.readBlob(blob)).toBe('alpha\n');
+    expect(await reader.grepTree(tree, '^gitdir:', ['a.txt', 'gitdir.txt'])).toEqual(['gitdir.txt']);
+    expect(await reader.listTree('HEAD')).not.toBeNull();
+
+    renameSync(join(repoDir, '.git'), join(repoDir, 'moved.git'));
+    // CONTROL: git really is gone for this location — a ref and an unseen id get no answer.
+    expect(await reader.listTree('HEAD')).toBeNull();
+    expect(await reader.readBlob('0'.repeat(40))).toBeNull();
+    // What git said about the full ids is still known (a fresh reader shares it).
+    expect(await gitTreeReader(locationOf(repoDir)).listTree(tree)).toEqual(listed);
+    expect(await reader.readBlob(blob)).toBe('alpha\n');
+    expect(await reader.grepTree(tree, '^gitdir:', ['a.txt', 'gitdir.txt'])).toEqual(['gitdir.txt']);
+    // Another question about the same tree is a new question.
+    expect(await reader.grepTree(tree, '^alpha', ['a.txt'])).toBeNull();
+  });
+
+  it('does not remember a failure: an object written later is read', async () => {
+    fixture = makeRepo({ 'a.txt': 'alpha\n' });
+    const { repoDir } = fixture;
+    const reader = gitTreeReader(locationOf(repoDir));
+    writeFileSync(join(repoDir, 'later.txt'), 'written later\n');
+    const later = git(repoDir, 'hash-object', 'later.txt').trim();
+    expect(later).toMatch(/^[0-9a-f]{40}$/);
+    expect(await reader.readBlob(later)).toBeNull();
+    git(repoDir, 'hash-object', '-w', 'later.txt');
+    expect(await reader.readBlob(later)).toBe('written later\n');
+  });
+});
