@@ -413,7 +413,8 @@ export class McpService implements TaskHost {
       return fail('cancelled', `${live.cancelled}: the sandbox was stopped and the task ended; create a new task`);
     if (rejected.length > 0 && live.lastVerify === null) return fail('internal', describeRejections(rejected));
     const outcome = live.lastVerify?.outcome.kind ?? 'unknown';
-    live.progress?.step(`verification ${outcome === 'passed' ? 'passed' : `ended: ${outcome}`}`);
+    // Written before the answer: a client stops hearing a request's progress once it has the answer.
+    await live.progress?.step(`verification ${outcome === 'passed' ? 'passed' : `ended: ${outcome}`}`);
     return verifyAnswer(this, live, repo);
   }
 

@@ -59,10 +59,11 @@ export class VerifyProgress {
     return this.#count;
   }
 
-  step(message: string): void {
+  /** Sends one step; the promise settles once it is written (never rejects), so a caller can send it before an answer. */
+  step(message: string): Promise<void> {
     this.#last = message;
     this.#count += 1;
-    this.#send({ progress: this.#count, message }).catch(() => undefined);
+    return this.#send({ progress: this.#count, message }).catch(() => undefined);
   }
 
   /** A sandbox event; output below the next doubling is not worth a notification. */

@@ -14,6 +14,28 @@ afterEach(() => {
 });
 
 describe('verify progress notes', () => {
+  it('a step settles only once its note is written, and never rejects (the last one goes out before the answer)', async () => {
+    const writes: (() => void)[] = [];
+    const progress = new VerifyProgress(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          writes.push(writes.length === 0 ? resolve : () => reject(new Error('client went away')));
+        }),
+    );
+    let settled = false;
+    const first = progress.step('verification passed').then(() => {
+      settled = true;
+    });
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    writes[0]?.();
+    await first;
+    expect(settled).toBe(true);
+    const second = progress.step('again');
+    writes[1]?.();
+    await expect(second).resolves.toBeUndefined();
+  });
+
   it('names each sandbox event and counts up by one', () => {
     const { notes, progress } = recorder();
     progress.step('verify accepted');
