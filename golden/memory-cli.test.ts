@@ -4,10 +4,10 @@
  * pgvector) under it. Each command is its own process, so what one writes
  * the next reads back from disk.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildCli, crustcore, makeRepo } from './cli-harness.js';
+import { buildCli, crustcore, makeRepo, NODE_REPO } from './cli-harness.js';
 
 beforeAll(() => buildCli(), 300_000);
 
@@ -68,5 +68,49 @@ describe('crustcore memory', () => {
       expect(run.stderr).toMatch(message);
     }
     expect(existsSync(join(box.home, 'projects'))).toBe(false);
+  });
+});
+
+describe('crustcore memory learn', () => {
+  it("learns a real task's failure and its verified fix from the ledger `crustcore run` wrote", {
+    timeout: 900_000,
+  }, () => {
+    const box = makeRepo(NODE_REPO);
+    // A worker that breaks add() another way on attempt 1 and fixes it on attempt 2.
+    const worker = join(box.root, 'fail-once.mjs');
+    writeFileSync(
+      worker,
+      [
+        "import { readFileSync, writeFileSync } from 'node:fs';",
+        "const input = JSON.parse(readFileSync(0, 'utf8'));",
+        'const wrong = input.attempt === 1;',
+        "const src = readFileSync('src/math.js', 'utf8');",
+        "writeFileSync('src/math.js', src.replace(/return a . b;/, wrong ? 'return a * b;' : 'return a + b;'));",
+        "process.stdout.write(JSON.stringify({ summary: wrong ? 'multiplied' : 'add() now adds', done: true, commands_run: [], risks: [] }));",
+      ].join('\n'),
+    );
+    const run = crustcore(box, [
+      'run',
+      '--goal',
+      'fix add',
+      '--worker',
+      `node ${worker}`,
+      '--approve',
+      'auto',
+      '--json',
+    ]);
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    expect(run.json?.outcome).toBe('completed');
+
+    const learned = crustcore(box, ['memory', 'learn', '--json']);
+    expect(learned.status, learned.stderr).toBe(0);
+    expect(learned.json).toMatchObject({ ok: true, tasks: 1 });
+    expect(learned.json?.added).toBeGreaterThanOrEqual(1);
+    const listed = crustcore(box, ['memory', 'list', '--kind', 'failure', '--json']);
+    expect(listed.status, listed.stderr).toBe(0);
+    const failures = (listed.json?.memories ?? []) as (MemoryJson & { fix: string | null })[];
+    expect(failures.length).toBeGreaterThanOrEqual(1);
+    expect(failures.every((m) => m.source === 'verifier')).toBe(true);
+    expect(failures.map((m) => m.fix ?? '').join('\n')).toContain('add() now adds');
   });
 });
