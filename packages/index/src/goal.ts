@@ -29,7 +29,7 @@ export const GOAL_RELATED_LIMIT = 24;
 
 /** Words too common in goals to point at code. */
 const STOPWORDS = new Set(
-  'the and for with from that this into when then than fix add make use should does not are was its test tests file files code'.split(
+  'the and for with from that this into when then than fix make use should does not are was its test tests file files code'.split(
     ' ',
   ),
 );

@@ -76,14 +76,15 @@ export function failureMemoriesOfTask(frames: readonly LedgerFrameView[], taskId
   return [...failures.values()].map((body) => ({ kind: 'failure', body, fix, source: 'verifier', taskId }));
 }
 
-/** The frames of a ledger file, decoded (payload-less frames carry `null`). Stops at a damaged frame. */
+/** The frames of a ledger file, decoded (payload-less frames carry `null`; notes by their own kind). Stops at a damaged frame. */
 export function readLedgerFrames(logPath: string): LedgerFrameView[] {
   const frames: LedgerFrameView[] = [];
   exportJsonl({ logPath }, (line) => {
     const parsed = JSON.parse(line) as { kind?: unknown; taskId?: unknown; payload?: unknown };
     if (typeof parsed.kind !== 'string') return;
     frames.push({
-      kind: parsed.kind,
+      // The ledger stores a runtime note as `note.<kind>` (`note.verify.diagnosis`); this module reads the note's kind.
+      kind: parsed.kind.startsWith('note.') ? parsed.kind.slice('note.'.length) : parsed.kind,
       taskId: typeof parsed.taskId === 'string' ? parsed.taskId : null,
       payload: parsed.payload ?? null,
     });

@@ -147,6 +147,8 @@ export const runCommand: Command = {
         setup: { type: 'string' },
         'allow-install-scripts': { type: 'boolean', default: false },
         'no-environment': { type: 'boolean', default: false },
+        'no-memory': { type: 'boolean' },
+        'database-url': { type: 'string' },
       },
       strict: true,
     });
@@ -239,8 +241,14 @@ export const runCommand: Command = {
       timeoutSeconds * 1_000,
     );
     const taskId = randomIds.taskId();
+    // Repository memory (full build only: the define drops this import from nano).
+    const memory =
+      (globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO === true
+        ? null
+        : await (await import('./task-memory.js')).runTaskMemory(io, dir, values.goal, values, format);
     try {
       const result = await runTask({
+        ...memory?.taskOptions,
         dir,
         goal: values.goal,
         home: crustcoreHome(io.env),
@@ -290,6 +298,7 @@ export const runCommand: Command = {
         ...(values.ref === undefined ? {} : { ref: values.ref }),
       });
       const exit = EXIT_FOR_OUTCOME[result.outcome.kind];
+      const learned = await memory?.finish(taskId);
       if (format === 'json') {
         writeLine(
           io.stdout,
@@ -308,6 +317,7 @@ export const runCommand: Command = {
             verified: withAllRisks(result),
             stateDir: result.projectDir,
             inspect: result.inspect === null ? null : { ok: result.inspect.ok, frames: result.inspect.chain.frames },
+            ...learned,
           }),
         );
       } else if (format === 'text') {
@@ -329,6 +339,7 @@ export const runCommand: Command = {
       }
       throw error;
     } finally {
+      await memory?.finish(null);
       clearTimeout(timeoutTimer);
       process.off('SIGINT', onSigint);
       process.off('SIGTERM', onTerminate);
