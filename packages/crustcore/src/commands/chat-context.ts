@@ -55,6 +55,8 @@ export const CHAT_OPTIONS = {
   approve: { type: 'string' },
   thinking: { type: 'string' },
   apply: { type: 'boolean', default: false },
+  'no-memory': { type: 'boolean' },
+  'database-url': { type: 'string' },
 } as const;
 
 export type ChatValues = ReturnType<typeof parseArgs<{ options: typeof CHAT_OPTIONS }>>['values'];

@@ -40,6 +40,7 @@ import { humanNarrator } from '../render/narrator.js';
 import { chatSlashCommand } from './chat-commands.js';
 import { type AgentPack, CHAT_OPTIONS, type ChatContext, type ChatState } from './chat-context.js';
 import { chatSpec } from './pack-specs.js';
+import { chatTaskMemory } from './task-memory.js';
 
 /** Bound on requests waiting while the agent works. */
 const MAX_QUEUED = 20;
@@ -283,8 +284,12 @@ async function runRequest(ctx: ChatContext, text: string): Promise<void> {
   state.running = abort;
   state.totals = { inputTokens: 0, outputTokens: 0, costMicros: 0 };
   let backend: NativeAgentBackend | null = null;
+  const taskId = randomIds.taskId();
+  // Repository memory: the first request of a session gets the bundle; every request's failures are learned.
+  const memory = await chatTaskMemory(io, ctx.dir, text, values, state.sessionId === undefined);
   try {
     const result = await runTask({
+      ...memory.taskOptions,
       dir: ctx.dir,
       goal: text,
       home: ctx.home,
@@ -299,7 +304,7 @@ async function runRequest(ctx: ChatContext, text: string): Promise<void> {
       canAsk: ctx.interactive || approve === 'ask',
       narrator: humanNarrator(io.stdout, io.out),
       ids: randomIds,
-      taskId: randomIds.taskId(),
+      taskId,
       commitMode: values.apply !== true,
       signal: abort.signal,
       ...(state.ref === undefined ? {} : { ref: state.ref }),
@@ -313,6 +318,7 @@ async function runRequest(ctx: ChatContext, text: string): Promise<void> {
       (error as { _tag?: string })._tag === 'AgentSetupError';
     writeLine(io.stdout, `${io.out.red(known ? 'error:' : 'internal error:')} ${(error as Error).message}`);
   } finally {
+    await memory.finish(taskId);
     state.running = null;
     state.steerNext = false;
   }

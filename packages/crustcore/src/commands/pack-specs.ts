@@ -15,7 +15,7 @@ export const chatSpec: CommandSpec = {
   name: 'chat',
   summary: 'talk with the native coding agent; every change is verified in a sandbox before it lands',
   usage:
-    'crustcore chat [--dir DIR] [--verify ARGV] [--model PROVIDER/MODEL] [--models-config FILE] [--replay FILE] [--resume [ID|latest]] [--approve ask|auto|deny] [--thinking LEVEL] [--apply]',
+    'crustcore chat [--dir DIR] [--verify ARGV] [--model PROVIDER/MODEL] [--models-config FILE] [--replay FILE] [--resume [ID|latest]] [--approve ask|auto|deny] [--thinking LEVEL] [--apply] [--no-memory] [--database-url URL]',
 };
 
 export const secretSpec: CommandSpec = {

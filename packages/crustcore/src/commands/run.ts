@@ -118,38 +118,38 @@ function packOptionsOf(values: Readonly<Record<string, unknown>>, cwd: string): 
   return options;
 }
 
+const RUN_OPTIONS = {
+  dir: { type: 'string' },
+  goal: { type: 'string' },
+  verify: { type: 'string' },
+  worker: { type: 'string' },
+  backend: { type: 'string' },
+  approve: { type: 'string' },
+  commit: { type: 'boolean', default: false },
+  'max-revisits': { type: 'string' },
+  ref: { type: 'string' },
+  profile: { type: 'string' },
+  timeout: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  'output-format': { type: 'string' },
+  model: { type: 'string' },
+  replay: { type: 'string' },
+  record: { type: 'string' },
+  'models-config': { type: 'string' },
+  resume: { type: 'string' },
+  thinking: { type: 'string' },
+  'max-turns': { type: 'string' },
+  setup: { type: 'string' },
+  'allow-install-scripts': { type: 'boolean', default: false },
+  'no-environment': { type: 'boolean', default: false },
+  'no-memory': { type: 'boolean' },
+  'database-url': { type: 'string' },
+} as const;
+
 export const runCommand: Command = {
   ...runSpec,
   async run(args, io) {
-    const { values } = parseArgs({
-      args: [...args],
-      options: {
-        dir: { type: 'string' },
-        goal: { type: 'string' },
-        verify: { type: 'string' },
-        worker: { type: 'string' },
-        backend: { type: 'string' },
-        approve: { type: 'string' },
-        commit: { type: 'boolean', default: false },
-        'max-revisits': { type: 'string' },
-        ref: { type: 'string' },
-        profile: { type: 'string' },
-        timeout: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        'output-format': { type: 'string' },
-        model: { type: 'string' },
-        replay: { type: 'string' },
-        record: { type: 'string' },
-        'models-config': { type: 'string' },
-        resume: { type: 'string' },
-        thinking: { type: 'string' },
-        'max-turns': { type: 'string' },
-        setup: { type: 'string' },
-        'allow-install-scripts': { type: 'boolean', default: false },
-        'no-environment': { type: 'boolean', default: false },
-      },
-      strict: true,
-    });
+    const { values } = parseArgs({ args: [...args], options: RUN_OPTIONS, strict: true });
     if (values.goal === undefined || values.goal.trim() === '') throw new UsageError('--goal is required');
     const approve = values.approve ?? 'ask';
     if (approve !== 'auto' && approve !== 'ask' && approve !== 'deny')
@@ -239,8 +239,14 @@ export const runCommand: Command = {
       timeoutSeconds * 1_000,
     );
     const taskId = randomIds.taskId();
+    // Repository memory (full build only: the define drops this import from nano).
+    const memory =
+      (globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO === true
+        ? null
+        : await (await import('./task-memory.js')).runTaskMemory(io, dir, values.goal, values, format);
     try {
       const result = await runTask({
+        ...memory?.taskOptions,
         dir,
         goal: values.goal,
         home: crustcoreHome(io.env),
@@ -290,6 +296,7 @@ export const runCommand: Command = {
         ...(values.ref === undefined ? {} : { ref: values.ref }),
       });
       const exit = EXIT_FOR_OUTCOME[result.outcome.kind];
+      const learned = await memory?.finish(taskId);
       if (format === 'json') {
         writeLine(
           io.stdout,
@@ -308,6 +315,7 @@ export const runCommand: Command = {
             verified: withAllRisks(result),
             stateDir: result.projectDir,
             inspect: result.inspect === null ? null : { ok: result.inspect.ok, frames: result.inspect.chain.frames },
+            ...learned,
           }),
         );
       } else if (format === 'text') {
@@ -329,6 +337,7 @@ export const runCommand: Command = {
       }
       throw error;
     } finally {
+      await memory?.finish(null);
       clearTimeout(timeoutTimer);
       process.off('SIGINT', onSigint);
       process.off('SIGTERM', onTerminate);
