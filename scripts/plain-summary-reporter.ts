@@ -5,6 +5,18 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Reporter, TestModule } from 'vitest/node';
+import { DURATIONS_FILE, durationKey } from './longest-first-sequencer.js';
+
+/** With CRUSTCORE_RECORD_DURATIONS=1, a full run rewrites the durations the sequencer orders by. */
+function recordDurations(testModules: ReadonlyArray<TestModule>): void {
+  const durations: Record<string, number> = {};
+  for (const mod of testModules)
+    durations[durationKey(mod.project.name, mod.project.config.root, mod.moduleId)] = Math.round(
+      mod.diagnostic().duration,
+    );
+  const sorted = Object.fromEntries(Object.entries(durations).sort(([a], [b]) => (a < b ? -1 : 1)));
+  writeFileSync(DURATIONS_FILE, `${JSON.stringify(sorted, null, 2)}\n`);
+}
 
 export class PlainSummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>): void {
@@ -25,6 +37,7 @@ export class PlainSummaryReporter implements Reporter {
       else if (sawTest && modState === 'failed' && mod.errors().length > 0) failed++;
     }
     failed += unhandledErrors.length;
+    if (process.env.CRUSTCORE_RECORD_DURATIONS === '1') recordDurations(testModules);
     const out = process.env.CRUSTCORE_SUMMARY_FILE;
     const line = `vitest: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;
     if (out) writeFileSync(out, JSON.stringify({ passed, failed, skipped }));
