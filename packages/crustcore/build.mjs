@@ -12,9 +12,13 @@
 //  - dist/crustcore.cjs (the `crustcore` bin): answers help, the version and
 //    mistyped names from the specs alone, and hands every command that runs
 //    to dist/crustcore.js.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+
+// Chunk names carry content hashes: without a clean start, chunks of earlier builds would stay
+// in dist/chunks and be packed into the published tarball.
+rmSync('dist', { recursive: true, force: true });
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
 const packs = [
