@@ -18,6 +18,7 @@ import { releaseCommand } from '../src/commands/release.js';
 import { checkListed, checksumList, sha256Hex } from '../src/release/checksums.js';
 import {
   generateSigningKey,
+  keyIdHex,
   MinisignPublicKeyText,
   MinisignSignatureText,
   signMinisign,
@@ -164,6 +165,23 @@ describe.each(signers.map((make) => [make().signer, make] as const))('signed by 
       expect(reason, `first ${length} characters`).not.toBe('verified');
     }
     expect(reasonOf(signed.file, full, signed.pubkey)).toBe('verified');
+  });
+});
+
+describe('the formats', () => {
+  it("reads a public key minisign wrote (minisign's own release key) and prints its key id as minisign does", () => {
+    const key = MinisignPublicKeyText.decode(
+      'untrusted comment: minisign public key E7620F1842B4E81F\nRWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3\n',
+    );
+    if (key._tag === 'Left') throw new Error('a real minisign key must decode');
+    expect(keyIdHex(key.right.keyId)).toBe('E7620F1842B4E81F');
+  });
+
+  it('leaves the untrusted comment unchecked, as minisign does (only the trusted one is signed)', () => {
+    const signed = signWithNode(ARTIFACT);
+    const edited = signed.sig.replace(/^untrusted comment: .*$/m, 'untrusted comment: anything at all');
+    expect(edited).not.toBe(signed.sig);
+    expect(reasonOf(signed.file, edited, signed.pubkey)).toBe('verified');
   });
 });
 
