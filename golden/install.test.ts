@@ -13,7 +13,7 @@
  * answered a ping.
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -177,4 +177,21 @@ describe('npm i -g crustcore from a registry', () => {
       `publish ${published - started} ms, install ${installed - published} ms, demo ${Date.now() - installed} ms`,
     );
   }, 300_000);
+
+  it('crustcore-nano.js copied alone answers --version, and runs demo with exactly the five packages docs/install.md names', async () => {
+    const installed = join(work, 'prefix/lib/node_modules/crustcore');
+    const alone = join(work, 'nano-alone');
+    mkdirSync(alone);
+    cpSync(join(installed, 'dist/crustcore-nano.js'), join(alone, 'crustcore-nano.js'));
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: join(work, 'home'), NO_COLOR: '1' };
+    const nano = (args: readonly string[], home: string) =>
+      run(process.execPath, [join(alone, 'crustcore-nano.js'), ...args], { ...env, CRUSTCORE_HOME: home }, alone);
+    expect((await nano(['--version'], join(work, 'nano-home-1'))).trim()).toBe('crustcore 0.1.0');
+    // Control: without the secrets pack, demo stops before recording anything (nothing unredacted).
+    await expect(nano(['demo'], join(work, 'nano-home-2'))).rejects.toThrow('the redactor could not load');
+    for (const name of ['@crustcore/secrets', '@crustcore/kernel', '@crustcore/sandbox', 'fp-ts', 'io-ts'])
+      cpSync(join(installed, 'node_modules', name), join(alone, 'node_modules', name), { recursive: true });
+    const demo = await nano(['demo'], join(work, 'nano-home-3'));
+    expect(demo).toContain('● completed: applied');
+  }, 120_000);
 });
