@@ -1,7 +1,8 @@
 /**
  * `xtask release`: the release artifacts, in one directory.
  *   npm run xtask -- release [--out DIR] [--no-build] [--key PKCS8.pem --key-id HEX16]
- * Builds every package (unless --no-build), packs each publishable workspace
+ * Builds every package with its type declarations (`npm run build:types`,
+ * unless --no-build: the tests pack what setup.sh built), packs each publishable workspace
  * with `npm pack` into DIR (default release/), writes SHA256SUMS (the
  * `sha256sum` format) and, with a key, signs it: SHA256SUMS.minisig
  * (minisign's format; `minisign -Vm SHA256SUMS -p crustcore.pub` accepts it)
@@ -63,7 +64,7 @@ export async function release(args: string[]): Promise<number> {
   const out = resolve(ROOT, values.out);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
-  if (values['no-build'] !== true) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (values['no-build'] !== true) execFileSync('npm', ['run', 'build:types'], { cwd: ROOT, stdio: 'inherit' });
   const tarballs = packAll(out);
   const files = tarballs.map((name) => ({ name, data: readFileSync(join(out, name)) }));
   writeFileSync(join(out, 'SHA256SUMS'), checksumList(files));
