@@ -5,7 +5,7 @@
  * unless --no-build: the tests pack what setup.sh built), packs each publishable workspace
  * with `npm pack` into DIR (default release/), writes SHA256SUMS (the
  * `sha256sum` format) and, with a key, signs it: SHA256SUMS.minisig
- * (minisign's format; `minisign -Vm SHA256SUMS -p crustcore.pub` accepts it)
+ * (minisign's documented format, for `minisign -Vm SHA256SUMS -p crustcore.pub`)
  * and crustcore.pub. `npm run xtask -- release-keygen --out DIR` makes a key.
  * Prints the directory's files, one per line.
  */

@@ -1,7 +1,9 @@
 /**
  * Minisign-compatible Ed25519 signatures with node:crypto alone, so a
  * `crustcore` that is already installed can check the next release without a
- * new dependency, and a user's own `minisign -V` accepts the same files.
+ * new dependency, and a user's own `minisign -V` can check the same files.
+ * (The tests sign with the real minisign where it is installed; it was not
+ * on the machine where this was written, so there they sign with ours.)
  *
  * The formats (minisign's documented ones):
  *   public key  `untrusted comment: …` then base64("Ed" ‖ key id[8] ‖ key[32])
