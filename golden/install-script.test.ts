@@ -87,7 +87,7 @@ describe('scripts/install.sh', () => {
     expect(execFileSync(join(prefix, 'bin', 'crustcore'), ['--version'], { encoding: 'utf8' }).trim()).toBe(
       'crustcore 0.1.0',
     );
-  }, 240_000);
+  }, 300_000);
 
   it('refuses a tarball with one byte flipped, whichever tarball and wherever the byte', async () => {
     for (const [name, index] of [
