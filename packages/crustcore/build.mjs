@@ -12,8 +12,8 @@
 //  - dist/crustcore.cjs (the `crustcore` bin): answers help, the version and
 //    mistyped names from the specs alone, and hands every command that runs
 //    to dist/crustcore.js.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
@@ -69,7 +69,7 @@ writeFileSync('dist/meta.json', JSON.stringify(nano.metafile));
 // Split into chunks: a command's module (and the @crustcore packages it imports) is its own
 // chunk, loaded only when the command runs, so `--help` and `--version` load one small file.
 // (A single file would hoist every package import to its top and load them all at start-up.)
-await build({
+const esm = await build({
   ...common,
   entryPoints: { crustcore: 'src/bin.ts' },
   outdir: 'dist',
@@ -78,6 +78,12 @@ await build({
   external: ['@crustcore/*'],
   define: { CRUSTCORE_VERSION: JSON.stringify(pkg.version), 'globalThis.CRUSTCORE_NANO': 'false' },
 });
+
+// Chunk names carry content hashes, so chunks of earlier builds would stay in dist/chunks and be
+// packed into the published tarball: remove every chunk this build did not write. (Not the whole
+// directory first: a golden test may be running the CLI from it while another file rebuilds.)
+const written = new Set(Object.keys(esm.metafile.outputs).map((path) => basename(path)));
+for (const name of readdirSync('dist/chunks')) if (!written.has(name)) rmSync(join('dist/chunks', name));
 
 // The bin users run: a CommonJS file, because Node starts one without its ES module loader (the
 // loader alone costs more than answering `--help`). It carries the specs, the help and the

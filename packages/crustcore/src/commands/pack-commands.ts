@@ -18,6 +18,7 @@ import {
   memorySpec,
   modelsSpec,
   pauseSpec,
+  releaseSpec,
   resumeSpec,
   secretSpec,
   statusSpec,
@@ -59,4 +60,5 @@ export const PACK_COMMANDS: readonly LazyCommand[] = [
   { ...mcpTokenSpec, load: async () => (await mcp()).mcpTokenCommand },
   { ...indexSpec, load: async () => (await import('./index-command.js')).indexCommand },
   { ...memorySpec, load: async () => (await import('./memory.js')).memoryCommand },
+  { ...releaseSpec, load: async () => (await import('./release.js')).releaseCommand },
 ];

@@ -105,6 +105,12 @@ export const memorySpec: CommandSpec = {
 };
 
 /** In the order `--help` lists them (pack-commands.ts pairs each with its loader, in this order). */
+export const releaseSpec: CommandSpec = {
+  name: 'release',
+  summary: 'verify a release artifact: its minisign (Ed25519) signature and its SHA-256 in the signed checksum list',
+  usage: 'crustcore release verify FILE --sig FILE.minisig --pubkey KEY [--sums SHA256SUMS]',
+};
+
 export const PACK_SPECS: readonly CommandSpec[] = [
   chatSpec,
   secretSpec,
@@ -123,4 +129,5 @@ export const PACK_SPECS: readonly CommandSpec[] = [
   mcpTokenSpec,
   indexSpec,
   memorySpec,
+  releaseSpec,
 ];

@@ -1,0 +1,197 @@
+/**
+ * The install path users take (issue #17 item 1), for real: the release
+ * tarballs (xtask release) are published with `npm publish` to a local npm
+ * registry (verdaccio on 127.0.0.1), then `npm i -g crustcore` into a clean
+ * prefix installs from it and the installed `crustcore` bin answers
+ * `--version` and runs `demo` end to end.
+ * `crustcore` itself is unscoped, so routing only the @crustcore scope to the
+ * local registry would send npm to the public one for it: the local registry
+ * serves `crustcore` and `@crustcore/*` from what was published and proxies
+ * every other name to the default registry, as the public registry would
+ * serve them to a user.
+ * Handshakes only: the registry is used after it printed its address and
+ * answered a ping.
+ */
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli, mapBounded, REPO_ROOT } from './cli-harness.js';
+
+const VERDACCIO = join(REPO_ROOT, 'node_modules/.bin/verdaccio');
+const npmConfig = (key: string): string => execFileSync('npm', ['config', 'get', key], { encoding: 'utf8' }).trim();
+const DEFAULT_REGISTRY = npmConfig('registry');
+/** npm reads its global config from the prefix: a clean prefix would lose this machine's CA file. */
+const GLOBAL_CONFIG = npmConfig('globalconfig');
+const CA_VARIABLES = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE'];
+
+let work: string;
+let registry: ChildProcess | undefined;
+let registryUrl: string;
+
+/** A port the kernel just handed out on 127.0.0.1 (verdaccio prints port 0 rather than the one it got). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const address = server.address();
+  await new Promise<void>((done) => server.close(() => done()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** Starts verdaccio and resolves once it printed its http address line. */
+async function startRegistry(dir: string): Promise<string> {
+  const port = await freePort();
+  const config = join(dir, 'verdaccio.yaml');
+  writeFileSync(
+    config,
+    [
+      `storage: ${join(dir, 'storage')}`,
+      'uplinks:',
+      '  npmjs:',
+      `    url: ${DEFAULT_REGISTRY}`,
+      'packages:',
+      "  'crustcore':",
+      '    access: $all',
+      '    publish: $all',
+      "  '@crustcore/*':",
+      '    access: $all',
+      '    publish: $all',
+      "  '**':",
+      '    access: $all',
+      '    proxy: npmjs',
+      'log: { type: stdout, format: pretty, level: info }',
+      '',
+    ].join('\n'),
+  );
+  const child = spawn(VERDACCIO, ['--config', config, '--listen', `127.0.0.1:${port}`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  registry = child;
+  const lines = createInterface({ input: child.stdout });
+  await new Promise<void>((done, fail) => {
+    child.on('exit', (code) => fail(new Error(`verdaccio exited with ${code} before it listened`)));
+    lines.on('line', (line) => {
+      if (line.includes('http address')) done();
+    });
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const ping = await fetch(`${url}/-/ping`);
+  expect(ping.ok).toBe(true);
+  return url;
+}
+
+function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<string> {
+  return new Promise((done, fail) => {
+    execFile(command, args, { cwd, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
+      error === null ? done(stdout) : fail(new Error(`${command} ${args.join(' ')}: ${error.message}\n${stderr}`)),
+    );
+  });
+}
+
+/** npm with a user config of its own: no token, registry or prefix of the person running the test leaks in. */
+function npmEnv(home: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    // The machine's certificate authorities (ENVIRONMENT.md): npm and Node reach the default registry.
+    ...Object.fromEntries(
+      CA_VARIABLES.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]]])),
+    ),
+    npm_config_globalconfig: GLOBAL_CONFIG,
+    npm_config_userconfig: join(home, '.npmrc'),
+    // The user's npm cache: third-party packages come from it or from the default registry.
+    npm_config_cache: join(process.env.HOME ?? home, '.npm'),
+    npm_config_update_notifier: 'false',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+  };
+}
+
+beforeAll(async () => {
+  buildCli();
+  work = realpathSync(mkdtempSync(join(tmpdir(), 'crustcore-install-')));
+  execFileSync(
+    process.execPath,
+    [
+      '--conditions=source',
+      '--import',
+      'tsx',
+      'xtask/main.ts',
+      'release',
+      '--no-build',
+      '--out',
+      join(work, 'release'),
+    ],
+    { cwd: REPO_ROOT, stdio: 'pipe' },
+  );
+  registryUrl = await startRegistry(work);
+}, 120_000);
+
+afterAll(() => {
+  registry?.kill();
+});
+
+describe('npm i -g crustcore from a registry', () => {
+  it('publishes every package, installs the bin on a clean prefix, and runs --version and demo', async () => {
+    const home = join(work, 'home');
+    const prefix = join(work, 'prefix');
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, '.npmrc'), '');
+    const env = npmEnv(home);
+    const tarballs = readdirSync(join(work, 'release')).filter((name) => name.endsWith('.tgz'));
+    expect(tarballs).toContain('crustcore-0.1.0.tgz');
+    const host = registryUrl.replace(/^http:/, '');
+    const started = Date.now();
+    await mapBounded(tarballs, 4, (tarball) =>
+      run(
+        'npm',
+        ['publish', join(work, 'release', tarball), '--registry', registryUrl, `--${host}/:_authToken=x`],
+        env,
+        work,
+      ),
+    );
+    const published = Date.now();
+
+    await run(
+      'npm',
+      ['i', '-g', '--prefix', prefix, '--prefer-offline', 'crustcore', '--registry', registryUrl],
+      env,
+      work,
+    );
+    const installed = Date.now();
+    const bin = join(prefix, 'bin', 'crustcore');
+    const runEnv = { PATH: `${join(prefix, 'bin')}:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, NO_COLOR: '1' };
+    expect((await run('crustcore', ['--version'], runEnv, home)).trim()).toBe('crustcore 0.1.0');
+    expect(realpathSync(bin)).toBe(join(prefix, 'lib/node_modules/crustcore/dist/crustcore.cjs'));
+
+    const demo = await run('crustcore', ['demo'], { ...runEnv, CRUSTCORE_HOME: join(home, 'crustcore-home') }, home);
+    expect(demo).toContain('✓ verified in a fresh worktree');
+    expect(demo).toContain('● completed: applied');
+    expect(demo).toMatch(/intact: \d+ frames hash-chained/);
+    // Reported, never asserted: how long each step took on this machine.
+    console.log(
+      `publish ${published - started} ms, install ${installed - published} ms, demo ${Date.now() - installed} ms`,
+    );
+  }, 300_000);
+
+  it('crustcore-nano.js copied alone answers --version, and runs demo with exactly the five packages docs/install.md names', async () => {
+    const installed = join(work, 'prefix/lib/node_modules/crustcore');
+    const alone = join(work, 'nano-alone');
+    mkdirSync(alone);
+    cpSync(join(installed, 'dist/crustcore-nano.js'), join(alone, 'crustcore-nano.js'));
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: join(work, 'home'), NO_COLOR: '1' };
+    const nano = (args: readonly string[], home: string) =>
+      run(process.execPath, [join(alone, 'crustcore-nano.js'), ...args], { ...env, CRUSTCORE_HOME: home }, alone);
+    expect((await nano(['--version'], join(work, 'nano-home-1'))).trim()).toBe('crustcore 0.1.0');
+    // Control: without the secrets pack, demo stops before recording anything (nothing unredacted).
+    await expect(nano(['demo'], join(work, 'nano-home-2'))).rejects.toThrow('the redactor could not load');
+    for (const name of ['@crustcore/secrets', '@crustcore/kernel', '@crustcore/sandbox', 'fp-ts', 'io-ts'])
+      cpSync(join(installed, 'node_modules', name), join(alone, 'node_modules', name), { recursive: true });
+    const demo = await nano(['demo'], join(work, 'nano-home-3'));
+    expect(demo).toContain('● completed: applied');
+  }, 120_000);
+});
