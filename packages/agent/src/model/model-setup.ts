@@ -67,7 +67,11 @@ export interface ModelSetup {
 
 export interface ModelSetupError {
   readonly _tag: 'ModelSetupError';
+  /** `no-model-key`: no provider that could serve the task has its key (nothing was sent anywhere). */
+  readonly kind?: 'no-model-key';
   readonly message: string;
+  /** What the person does next, when the message alone does not say. */
+  readonly fix?: string;
 }
 
 const fail = (message: string): Result<ModelSetupError, never> => err({ _tag: 'ModelSetupError', message });
@@ -110,6 +114,51 @@ async function loadKeys(
   }
   vault?.close();
   return keys;
+}
+
+/**
+ * The providers a task may use: keyed ones whose key was found, and keyless
+ * ones the user configured (their own registry file, or named with
+ * `--model provider/model`). The shipped example's keyless entry (a local
+ * Ollama) is not the user's configuration: falling back to it would send
+ * requests to an endpoint nobody set up (and print ECONNREFUSED per attempt).
+ */
+function usableRegistry(
+  registry: ModelRegistry,
+  keys: ReadonlyMap<string, SecretMaterial>,
+  userRegistry: boolean,
+  pinnedProvider: string | undefined,
+): ModelRegistry {
+  const providers = registry.providers.filter((provider) =>
+    provider.keyName === undefined ? userRegistry || provider.id === pinnedProvider : keys.has(provider.keyName),
+  );
+  return { ...registry, providers };
+}
+
+/** The error for a registry none of whose candidates for the task has a key: which provider needs which key, how to store it. */
+export function noModelKey(
+  registry: ModelRegistry,
+  wanted: string | undefined,
+  vaultReason: string | null,
+): ModelSetupError {
+  const pinned = wanted === undefined ? null : pickModel(registry, wanted);
+  const candidates = registry.providers.filter((provider) =>
+    pinned === null
+      ? provider.models.some((model) => model.roles.includes(registry.defaultRole))
+      : provider.id === pinned.provider,
+  );
+  const needs = candidates
+    .filter((provider) => provider.keyName !== undefined)
+    .map((provider) => `${provider.id} needs ${provider.keyName}`);
+  const first = candidates.find((provider) => provider.keyName !== undefined)?.keyName ?? 'NAME';
+  const message =
+    needs.length > 0
+      ? `no model key found for ${wanted === undefined ? 'the default model' : wanted}: ${needs.join(', ')} (looked in the environment and ${vaultReason === null ? 'the vault' : `not in the vault: ${vaultReason}`})`
+      : `no configured model for ${wanted === undefined ? 'the default model' : wanted}: the example registry's local endpoint is not yours until you configure it`;
+  const fix =
+    `store a key with "crustcore secret set ${first}" (runs read the vault with CRUSTCORE_VAULT_KEYFILE set) or export ${first}=…; ` +
+    'or give your own registry with --models-config FILE (a local endpoint such as Ollama needs no key); "crustcore models" shows which keys are found';
+  return { _tag: 'ModelSetupError', kind: 'no-model-key', message, fix };
 }
 
 function pickModel(registry: ModelRegistry, wanted: string | undefined): { provider: string; model: string } | null {
@@ -163,8 +212,15 @@ export async function setupModel(options: ModelOptions): Promise<Result<ModelSet
     // The missing vault matters only when a keyed provider found its key nowhere else either.
     if (warning !== null && registry.providers.some((p) => p.keyName !== undefined && !keys.has(p.keyName)))
       warnings.push(warning);
+    const wanted = options.model;
+    const pinnedProvider =
+      wanted !== undefined && wanted.indexOf('/') > 0 ? wanted.slice(0, wanted.indexOf('/')) : undefined;
+    const full = registry;
+    registry = usableRegistry(full, keys, options.modelsConfig !== undefined, pinnedProvider);
     const stack = buildModelStack(registry, { resolveKey: (name): KeySource | undefined => keys.get(name) });
     const chosen = pickModel(registry, options.model);
+    // The full registry has a model for this, but no provider of it has a key: say which, before any request.
+    if (chosen === null && pickModel(full, options.model) !== null) return err(noModelKey(full, wanted, reason));
     if (chosen === null) {
       return fail(
         options.model === undefined

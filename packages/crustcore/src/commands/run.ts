@@ -24,11 +24,11 @@ import {
 } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
-import { writeLine } from '../cli/output.js';
+import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
 import { approvalChannel } from '../render/approval-channel.js';
 import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../render/narrator.js';
-import { loadPackBackend, PACK_BACKENDS } from './pack-backends.js';
+import { loadPackBackend, PACK_BACKENDS, preflightNativeModel } from './pack-backends.js';
 import { runSpec } from './specs.js';
 
 export const EXIT_FOR_OUTCOME: Readonly<Record<TaskOutcomeKind, ExitCode>> = {
@@ -118,10 +118,56 @@ function packOptionsOf(values: Readonly<Record<string, unknown>>, cwd: string): 
   return options;
 }
 
+/** The flags `run` takes from the config files when they are not typed (config/load.ts maps them to keys). */
+const CONFIG_FLAGS = [
+  'verify',
+  'setup',
+  'approve',
+  'backend',
+  'worker',
+  'model',
+  'models-config',
+  'profile',
+  'thinking',
+  'max-revisits',
+  'timeout',
+  'max-turns',
+] as const;
+
+const NATIVE_ONLY_FROM_CONFIG = ['model', 'thinking', 'max-turns'] as const;
+
+/**
+ * The typed flags with the rest from the config files (CLI > project > user > defaults; the
+ * repository's own file may only tighten). crustcore-nano reads flags only: the build defines
+ * CRUSTCORE_NANO, and the config modules are dropped with this branch.
+ */
+async function withConfig<V extends Readonly<Record<string, unknown>>>(
+  typed: V,
+  dir: string,
+  io: Io,
+): Promise<{ readonly values: V; readonly fromConfig: ReadonlyMap<string, string> }> {
+  if ((globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO === true)
+    return { values: typed, fromConfig: new Map() };
+  // A typed --worker means the external backend, a typed other backend takes no worker: the config must not undo either.
+  const flags = CONFIG_FLAGS.filter(
+    (flag) =>
+      !(flag === 'backend' && typed.worker !== undefined && typed.backend === undefined) &&
+      !(flag === 'worker' && typed.backend !== undefined && typed.backend !== 'external'),
+  );
+  const { valuesWithConfig } = await import('../config/load.js');
+  const configured = await valuesWithConfig(typed, flags, dir, io);
+  const backend = configured.values.backend ?? (configured.values.worker !== undefined ? 'external' : undefined);
+  if (backend === 'native') return configured;
+  // Settings of the native agent in a config file are for when it runs, not errors when another backend does.
+  const values: Record<string, unknown> = { ...configured.values };
+  for (const flag of NATIVE_ONLY_FROM_CONFIG) if (configured.fromConfig.has(flag)) delete values[flag];
+  return { values: values as V, fromConfig: configured.fromConfig };
+}
+
 export const runCommand: Command = {
   ...runSpec,
   async run(args, io) {
-    const { values } = parseArgs({
+    const { values: typed } = parseArgs({
       args: [...args],
       options: {
         dir: { type: 'string' },
@@ -150,7 +196,14 @@ export const runCommand: Command = {
       },
       strict: true,
     });
-    if (values.goal === undefined || values.goal.trim() === '') throw new UsageError('--goal is required');
+    if (typed.goal === undefined || typed.goal.trim() === '') throw new UsageError('--goal is required');
+    let dir: string;
+    try {
+      dir = realpathSync(resolve(io.cwd, typed.dir ?? '.'));
+    } catch {
+      throw new UsageError(`--dir ${typed.dir}: no such directory`);
+    }
+    const { values, fromConfig } = await withConfig(typed, dir, io);
     const approve = values.approve ?? 'ask';
     if (approve !== 'auto' && approve !== 'ask' && approve !== 'deny')
       throw new UsageError('--approve takes auto, ask or deny');
@@ -181,15 +234,12 @@ export const runCommand: Command = {
     const nativeOnly = (['resume', 'thinking', 'max-turns'] as const).filter((name) => values[name] !== undefined);
     if (nativeOnly.length > 0 && backendName !== 'native')
       throw new UsageError(`${nativeOnly.map((name) => `--${name}`).join(', ')}: only the native agent takes this`);
+    if (backendName === 'native')
+      await preflightNativeModel(crustcoreHome(io.env), io.env, packOptionsOf(values, io.cwd));
 
-    let dir: string;
-    try {
-      dir = realpathSync(resolve(io.cwd, values.dir ?? '.'));
-    } catch {
-      throw new UsageError(`--dir ${values.dir}: no such directory`);
-    }
     let verifyArgv: Argv;
-    const verifyFromUser = values.verify !== undefined;
+    // A verify command from the repository's own config is the repository's suggestion, like its test script.
+    const verifyFromUser = values.verify !== undefined && fromConfig.get('verify') !== 'project';
     if (values.verify !== undefined) verifyArgv = argvOption('verify', values.verify);
     else {
       const detected = await detectVerifyCommand(dir);
