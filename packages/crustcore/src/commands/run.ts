@@ -292,7 +292,7 @@ export const runCommand: Command = {
     try {
       const result = await runTask({
         dir,
-        goal: values.goal,
+        goal: typed.goal,
         home: crustcoreHome(io.env),
         env: io.env,
         verifyArgv,
