@@ -28,7 +28,7 @@ import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
 import { approvalChannel } from '../render/approval-channel.js';
 import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../render/narrator.js';
-import { loadPackBackend, PACK_BACKENDS, preflightNativeModel } from './pack-backends.js';
+import { loadPackBackend, PACK_BACKENDS } from './pack-backends.js';
 import { runSpec } from './specs.js';
 
 export const EXIT_FOR_OUTCOME: Readonly<Record<TaskOutcomeKind, ExitCode>> = {
@@ -118,50 +118,19 @@ function packOptionsOf(values: Readonly<Record<string, unknown>>, cwd: string): 
   return options;
 }
 
-/** The flags `run` takes from the config files when they are not typed (config/load.ts maps them to keys). */
-const CONFIG_FLAGS = [
-  'verify',
-  'setup',
-  'approve',
-  'backend',
-  'worker',
-  'model',
-  'models-config',
-  'profile',
-  'thinking',
-  'max-revisits',
-  'timeout',
-  'max-turns',
-] as const;
-
-const NATIVE_ONLY_FROM_CONFIG = ['model', 'thinking', 'max-turns'] as const;
-
 /**
- * The typed flags with the rest from the config files (CLI > project > user > defaults; the
- * repository's own file may only tighten). crustcore-nano reads flags only: the build defines
- * CRUSTCORE_NANO, and the config modules are dropped with this branch.
+ * The typed flags with the rest from the config files (config/run-config.ts). crustcore-nano
+ * reads flags only: the build defines CRUSTCORE_NANO as `true`, and this branch, with the config
+ * modules, is dropped there.
  */
 async function withConfig<V extends Readonly<Record<string, unknown>>>(
   typed: V,
   dir: string,
   io: Io,
 ): Promise<{ readonly values: V; readonly fromConfig: ReadonlyMap<string, string> }> {
-  if ((globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO === true)
-    return { values: typed, fromConfig: new Map() };
-  // A typed --worker means the external backend, a typed other backend takes no worker: the config must not undo either.
-  const flags = CONFIG_FLAGS.filter(
-    (flag) =>
-      !(flag === 'backend' && typed.worker !== undefined && typed.backend === undefined) &&
-      !(flag === 'worker' && typed.backend !== undefined && typed.backend !== 'external'),
-  );
-  const { valuesWithConfig } = await import('../config/load.js');
-  const configured = await valuesWithConfig(typed, flags, dir, io);
-  const backend = configured.values.backend ?? (configured.values.worker !== undefined ? 'external' : undefined);
-  if (backend === 'native') return configured;
-  // Settings of the native agent in a config file are for when it runs, not errors when another backend does.
-  const values: Record<string, unknown> = { ...configured.values };
-  for (const flag of NATIVE_ONLY_FROM_CONFIG) if (configured.fromConfig.has(flag)) delete values[flag];
-  return { values: values as V, fromConfig: configured.fromConfig };
+  if ((globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO !== true)
+    return (await import('../config/run-config.js')).runValuesWithConfig(typed, dir, io);
+  return { values: typed, fromConfig: new Map() };
 }
 
 export const runCommand: Command = {
@@ -234,8 +203,13 @@ export const runCommand: Command = {
     const nativeOnly = (['resume', 'thinking', 'max-turns'] as const).filter((name) => values[name] !== undefined);
     if (nativeOnly.length > 0 && backendName !== 'native')
       throw new UsageError(`${nativeOnly.map((name) => `--${name}`).join(', ')}: only the native agent takes this`);
-    if (backendName === 'native')
-      await preflightNativeModel(crustcoreHome(io.env), io.env, packOptionsOf(values, io.cwd));
+    // The native agent's model is set up before any worktree exists (nano has no native agent).
+    if (backendName === 'native' && (globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO !== true)
+      await (await import('./native-preflight.js')).preflightNativeModel(
+        crustcoreHome(io.env),
+        io.env,
+        packOptionsOf(values, io.cwd),
+      );
 
     let verifyArgv: Argv;
     // A verify command from the repository's own config is the repository's suggestion, like its test script.

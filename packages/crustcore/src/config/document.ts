@@ -4,7 +4,6 @@
  * Unknown keys are errors, not silently dropped: a misspelled `aprove` must
  * not leave the user believing a setting is in force.
  */
-import { isRight } from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { type ConfigValue, keySpec, similarKeys } from './keys.js';
 
@@ -63,7 +62,7 @@ function decodeValue(file: string, key: string, raw: unknown): ConfigValue {
   const spec = keySpec(key);
   if (spec === undefined) throw unknownKey(file, key);
   const decoded = spec.codec.decode(raw);
-  if (isRight(decoded)) return decoded.right;
+  if (decoded._tag === 'Right') return decoded.right;
   throw new ConfigFileError(
     file,
     key,
@@ -74,7 +73,7 @@ function decodeValue(file: string, key: string, raw: unknown): ConfigValue {
 
 function decodeTrust(file: string, raw: unknown): readonly TrustEntry[] {
   const decoded = TrustCodec.decode(raw);
-  if (!isRight(decoded) || decoded.right.length > MAX_TRUST_ENTRIES) {
+  if (decoded._tag === 'Left' || decoded.right.length > MAX_TRUST_ENTRIES) {
     throw new ConfigFileError(
       file,
       'trust',

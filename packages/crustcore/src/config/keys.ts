@@ -14,6 +14,7 @@
  *    a project value different from the one it replaces is ignored.
  */
 import * as t from 'io-ts';
+import { suggestCommands } from '../help.js';
 
 export type ConfigValue = string | number;
 
@@ -182,13 +183,19 @@ export function keySpec(key: string): ConfigKeySpec | undefined {
   return CONFIG_KEYS.find((spec) => spec.key === key);
 }
 
-/** The closest key names to a mistyped one (case-insensitively equal, or sharing a prefix). */
+/** The closest key names to a mistyped one (the CLI's own "did you mean", on the key or its last part). */
 export function similarKeys(key: string): readonly string[] {
-  const lower = key.toLowerCase();
-  const leaf = lower.split('.').pop() ?? lower;
-  return KEY_NAMES.filter((name) => {
-    const candidate = name.toLowerCase();
-    const sameStart = leaf.length >= 3 && (candidate.split('.').pop() ?? '').startsWith(leaf.slice(0, 4));
-    return candidate === lower || candidate.endsWith(`.${leaf}`) || sameStart;
-  });
+  const leaf = (name: string): string => name.split('.').pop() ?? name;
+  const near = new Set(
+    suggestCommands(
+      key,
+      KEY_NAMES.map((name) => ({ name, summary: '', usage: '' })),
+    ),
+  );
+  const byLeaf = suggestCommands(
+    leaf(key),
+    KEY_NAMES.map((name) => ({ name: leaf(name), summary: '', usage: name })),
+  );
+  for (const name of KEY_NAMES) if (byLeaf.includes(leaf(name)) && name.includes('.')) near.add(name);
+  return [...near].slice(0, 3);
 }
