@@ -205,7 +205,8 @@ describe('crustcore config', () => {
     expect(await configCommand.run(['trust', 'approve'], c.io)).toBe(0);
     const after = await valuesWithConfig({}, ['approve'], repo, c.io);
     expect(after.values).toEqual({ approve: 'auto' });
-    expect(after.fromConfig.get('approve')).toBe('project');
+    // Trusted by the person: it counts as theirs.
+    expect(after.fromConfig.get('approve')).toBe('user');
     const user = JSON.parse(readFileSync(join(root, '.config', 'crustcore', 'config.json'), 'utf8')) as object;
     expect(user).toEqual({ trust: [{ repository: repo, key: 'approve', value: 'auto' }] });
   });
@@ -223,6 +224,18 @@ describe('crustcore config', () => {
     mkdirSync(join(root, '.config', 'crustcore'), { recursive: true });
     writeFileSync(join(root, '.config', 'crustcore', 'config.json'), '{ nope');
     await expect(configCommand.run(['list'], c.io)).rejects.toThrow(/config\.json: is not valid JSON/);
+  });
+
+  it("a project verify is the repository's suggestion until the user trusts that exact command", async () => {
+    writeFileSync(join(repo, 'x'), '');
+    mkdirSync(join(repo, '.crustcore'));
+    writeFileSync(join(repo, '.crustcore', 'config.json'), '{"verify":"make check"}');
+    const c = capture();
+    const before = await valuesWithConfig({}, ['verify'], repo, c.io);
+    expect(before.values).toEqual({ verify: 'make check' });
+    expect(before.fromConfig.get('verify')).toBe('project');
+    expect(await configCommand.run(['trust', 'verify'], c.io)).toBe(0);
+    expect((await valuesWithConfig({}, ['verify'], repo, c.io)).fromConfig.get('verify')).toBe('user');
   });
 
   it('a relative modelsConfig is from the file that names it', async () => {

@@ -81,7 +81,7 @@ function pathFrom(setting: ResolvedSetting, layers: Layers, io: Io): string {
 
 export interface ConfiguredValues<V> {
   readonly values: V;
-  /** Flags filled from a config file, and which file. */
+  /** Flags filled from a config file, and which file ('user' also for a project value the user trusts). */
   readonly fromConfig: ReadonlyMap<string, Exclude<ConfigSource, 'cli'>>;
 }
 
@@ -112,7 +112,8 @@ export async function valuesWithConfig<V extends Readonly<Record<string, unknown
     if (setting === undefined || setting.value === undefined) continue;
     if (setting.source !== 'user' && setting.source !== 'project') continue;
     filled[flag] = flag === 'models-config' ? pathFrom(setting, layers, io) : String(setting.value);
-    fromConfig.set(flag, setting.source);
+    // A project value the user trusts counts as theirs (a trusted `verify` is their approval of it).
+    fromConfig.set(flag, setting.trusted === true ? 'user' : setting.source);
   }
   return { values: filled as V, fromConfig };
 }

@@ -69,9 +69,10 @@ function resolveOne(spec: ConfigKeySpec, layers: Layers): ResolvedSetting {
   let lower: ResolvedSetting = { key, value: replaced, source: replacedSource };
   if (fromProject !== undefined) {
     const reason = loosening(spec, fromProject, replaced);
-    if (reason === null) lower = { key, value: fromProject, source: 'project' };
-    else if (isTrusted(layers.user?.trust ?? [], layers.repository, key, fromProject))
-      lower = { key, value: fromProject, source: 'project', trusted: true };
+    // Trusted also matters for a value that may stand anyway: a trusted project `verify` is the user's approval.
+    const trusted = isTrusted(layers.user?.trust ?? [], layers.repository, key, fromProject);
+    if (reason === null || trusted)
+      lower = { key, value: fromProject, source: 'project', ...(trusted ? { trusted: true } : {}) };
     else lower = { ...lower, ignored: { value: fromProject, reason } };
   }
   const fromCli = layers.cli.get(key);
