@@ -11,7 +11,7 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, makeRepo, NODE_REPO } from '../golden/cli-harness.js';
-import { fixed, listed, runFix, USAGE, writeProject, writeUser } from './config-harness.js';
+import { fixed, listedAsync, runFix, USAGE, writeProject, writeUser } from './config-harness.js';
 
 beforeAll(() => buildCli(), 120_000);
 
@@ -67,21 +67,19 @@ const LOOSENINGS: readonly {
 ];
 
 describe('loosening spellings in a project file are each ignored with a warning (config list)', () => {
-  it.each(LOOSENINGS)('$name', ({ file, key, value }) => {
+  it.each(LOOSENINGS)('$name', async ({ file, key, value }) => {
     const box = makeRepo({ 'a.txt': 'a\n' });
     writeProject(box, file.replace('REPO', box.repo));
-    const { run, settings } = listed(box);
+    // CONTROL: the very same file as the user's own takes effect (run side by side with the attack).
+    const control = makeRepo({ 'a.txt': 'a\n' });
+    writeUser(control, file.replace(/,"trust":\[.*\]/, ''));
+    const [{ run, settings }, mine] = await Promise.all([listedAsync(box), listedAsync(control)]);
     expect(run.status, run.stderr).toBe(0);
     const setting = settings.get(key);
     expect(setting?.source, key).not.toBe('project');
     expect(setting?.ignored?.value).toEqual(value);
     expect(run.stderr).toContain(`"${key}"`);
     expect(run.stderr).toMatch(/ignored/);
-
-    // CONTROL: the very same file as the user's own takes effect.
-    const control = makeRepo({ 'a.txt': 'a\n' });
-    writeUser(control, file.replace(/,"trust":\[.*\]/, ''));
-    const mine = listed(control);
     expect(mine.run.status, mine.run.stderr).toBe(0);
     expect(mine.settings.get(key)).toMatchObject({ source: 'user', value });
   });
