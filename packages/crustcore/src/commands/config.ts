@@ -78,8 +78,7 @@ const asJson = (settings: readonly ResolvedSetting[], layers: Layers): unknown =
 
 /** Writes a document next to itself and renames it into place: a crash leaves the old file or the new, never half. */
 function writeDocument(
-  path: string,
-  document: ConfigDocument | null,
+  { path, document, shared }: Target,
   change: (values: Map<string, ConfigValue>, trust: ConfigDocument['trust'][number][]) => void,
 ): void {
   const values = new Map(document?.values ?? []);
@@ -87,9 +86,10 @@ function writeDocument(
   change(values, trust);
   if (trust.length > MAX_TRUST_ENTRIES)
     throw new UsageError(`config: at most ${MAX_TRUST_ENTRIES} trust entries; remove some from ${path}`);
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  // The user file is private; a repository's file is meant to be committed and read by others.
+  mkdirSync(dirname(path), { recursive: true, mode: shared ? 0o755 : 0o700 });
   const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, encodeDocument(values, trust), { mode: 0o600 });
+  writeFileSync(temporary, encodeDocument(values, trust), { mode: shared ? 0o644 : 0o600 });
   renameSync(temporary, path);
 }
 
@@ -99,11 +99,18 @@ interface Options {
   readonly json: boolean;
 }
 
-async function targetFile(io: Io, options: Options): Promise<{ path: string; document: ConfigDocument | null }> {
-  if (!options.project) return readUserConfig(io.env);
+interface Target {
+  readonly path: string;
+  readonly document: ConfigDocument | null;
+  /** The repository's file (committed, read by others), not the user's private one. */
+  readonly shared: boolean;
+}
+
+async function targetFile(io: Io, options: Options): Promise<Target> {
+  if (!options.project) return { ...readUserConfig(io.env), shared: false };
   const root = await repositoryRoot(options.dir);
   if (root === null) throw new UsageError(`--project: ${options.dir} is not in a git repository`);
-  return readProjectConfig(root);
+  return { ...readProjectConfig(root), shared: true };
 }
 
 async function getOrList(io: Io, options: Options, key: string | null): Promise<ExitCode> {
@@ -129,8 +136,9 @@ async function getOrList(io: Io, options: Options, key: string | null): Promise<
 async function setValue(io: Io, options: Options, key: string, text: string | undefined): Promise<ExitCode> {
   const value = text === undefined ? undefined : parseValue(key, text);
   specFor(key);
-  const { path, document } = await targetFile(io, options);
-  writeDocument(path, document, (values) => {
+  const target = await targetFile(io, options);
+  const { path } = target;
+  writeDocument(target, (values) => {
     if (value === undefined) values.delete(key);
     else values.set(key, value);
   });
@@ -147,8 +155,9 @@ async function trustValue(io: Io, options: Options, key: string): Promise<ExitCo
   if (repository === null) throw new UsageError(`config trust: ${options.dir} is not in a git repository`);
   const value = readProjectConfig(repository).document?.values.get(key);
   if (value === undefined) throw new UsageError(`config trust: ${projectConfigPath(repository)} does not set ${key}`);
-  const { path, document } = readUserConfig(io.env);
-  writeDocument(path, document, (_values, trust) => {
+  const user = readUserConfig(io.env);
+  const { path } = user;
+  writeDocument({ ...user, shared: false }, (_values, trust) => {
     const kept = trust.filter((entry) => !(entry.repository === repository && entry.key === key));
     trust.splice(0, trust.length, ...kept, { repository, key, value });
   });
