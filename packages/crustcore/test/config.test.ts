@@ -199,6 +199,8 @@ describe('crustcore config', () => {
     const c = capture();
     expect(await configCommand.run(['set', 'approve', 'auto', '--project'], c.io)).toBe(0);
     expect(JSON.parse(readFileSync(join(repo, '.crustcore', 'config.json'), 'utf8'))).toEqual({ approve: 'auto' });
+    // Written, but it loosens: the person is told at once that it will be ignored.
+    expect(c.err()).toMatch(/"approve": "auto" is less strict than "ask", so it is ignored/);
     const before = await valuesWithConfig({}, ['approve'], repo, c.io);
     expect(before.values).toEqual({});
     expect(c.err()).toMatch(/"approve": "auto" .*ignored.*crustcore config trust approve/);
@@ -216,6 +218,9 @@ describe('crustcore config', () => {
     await expect(configCommand.run(['set', 'approve', 'AUTO'], c.io)).rejects.toThrow(/expected deny, ask, auto/);
     await expect(configCommand.run(['get', 'aprove'], c.io)).rejects.toThrow(
       /unknown config key "aprove" \(did you mean approve\?\)/,
+    );
+    await expect(configCommand.run(['get', 'budgets.maxturns'], c.io)).rejects.toThrow(
+      /\(did you mean budgets.maxTurns\?\)/,
     );
     await expect(configCommand.run(['frobnicate'], c.io)).rejects.toBeInstanceOf(UsageError);
     await expect(configCommand.run(['set', 'approve'], c.io)).rejects.toThrow(/takes a key and a value/);

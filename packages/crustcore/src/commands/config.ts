@@ -146,6 +146,12 @@ async function setValue(io: Io, options: Options, key: string, text: string | un
     io.stdout,
     value === undefined ? `unset ${key} in ${path}` : `${key} = ${JSON.stringify(value)} in ${path}`,
   );
+  // A value written to the repository's file that loosens policy will be ignored: say so now.
+  if (target.shared && value !== undefined) {
+    const layers = await loadLayers(io, options.dir, new Map());
+    const settings = resolveSettings(layers).filter((setting) => setting.key === key);
+    warnAboutProject(io, { ...layers, project: null }, settings);
+  }
   return ExitCode.ok;
 }
 

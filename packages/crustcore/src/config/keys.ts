@@ -185,6 +185,8 @@ export function keySpec(key: string): ConfigKeySpec | undefined {
 
 /** The closest key names to a mistyped one (the CLI's own "did you mean", on the key or its last part). */
 export function similarKeys(key: string): readonly string[] {
+  const same = KEY_NAMES.filter((name) => name.toLowerCase() === key.toLowerCase());
+  if (same.length > 0) return same;
   const leaf = (name: string): string => name.split('.').pop() ?? name;
   const near = new Set(
     suggestCommands(
