@@ -80,7 +80,7 @@ const allowedAtStartUp = (path: string): boolean =>
   path.startsWith('packages/crustcore/dist/') || path === 'packages/safe-text/dist/index.js';
 
 const NO_COMMAND_MODULE =
-  /\/chunks\/(demo|run|inspect|export|diff|recover|gc|doctor|chat|secret|models|daemon|status|tasks|control|mcp)\.js$/;
+  /\/chunks\/(demo|run|inspect|export|diff|recover|gc|doctor|chat|secret|config|models|daemon|status|tasks|control|mcp)\.js$/;
 
 const ENTRIES = [
   ['the bin (crustcore.cjs)', CLI],

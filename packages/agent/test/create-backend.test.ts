@@ -88,10 +88,47 @@ describe('setupModel', () => {
     expect(setup.right.routeRoles).toEqual({ summarize: 'summarize', subagent: 'summarize' });
     expect(setup.right.scrub('the key is local-key-0123456789-abcdefghij.')).not.toContain('local-key-0123456789');
     expect(setup.right.warnings).toEqual([]);
+    // The key is in the vault, but without the key file nothing can read it: no model can answer,
+    // and setup says which provider needs which key before any request is sent.
     const noVault = await setupModel({ home, env: {}, modelsConfig: registry });
-    expect(noVault._tag === 'Right' && noVault.right.warnings[0]).toMatch(/no vault key/);
-    const pinned = await setupModel({ home, env: {}, modelsConfig: registry, model: 'local/m1' });
+    expect(noVault._tag === 'Left' && noVault.left).toMatchObject({
+      kind: 'no-model-key',
+      message: expect.stringMatching(/local needs LOCAL_KEY.*no vault key/),
+      fix: expect.stringContaining('crustcore secret set LOCAL_KEY'),
+    });
+    const pinned = await setupModel({
+      home,
+      env: { LOCAL_KEY: 'from-the-env-0123456789' },
+      modelsConfig: registry,
+      model: 'local/m1',
+    });
     expect(pinned._tag === 'Right' && pinned.right.routeRoles).toEqual({});
+  });
+
+  it('with no key anywhere, the example registry is refused before any request (no fallback to its local endpoint)', async () => {
+    const home = tempTree({});
+    const none = await setupModel({ home, env: {} });
+    expect(none._tag === 'Left' && none.left).toMatchObject({
+      kind: 'no-model-key',
+      message: expect.stringMatching(/anthropic needs ANTHROPIC_API_KEY, openai needs OPENAI_API_KEY/),
+      fix: expect.stringContaining('crustcore secret set ANTHROPIC_API_KEY'),
+    });
+    // Pinned to a provider without its key: the same error, naming that provider's key only.
+    const pinned = await setupModel({ home, env: {}, model: 'openai/gpt-5' });
+    expect(pinned._tag === 'Left' && pinned.left.message).toMatch(
+      /^no model key found for openai\/gpt-5: openai needs OPENAI_API_KEY \(/,
+    );
+  });
+
+  it('CONTROL: with one key, the example registry routes to that provider only; its local endpoint is never a fallback', async () => {
+    const home = tempTree({});
+    const setup = await setupModel({ home, env: { OPENAI_API_KEY: 'sk-test-0123456789abcdefghij' } });
+    if (setup._tag === 'Left') throw new Error(setup.left.message);
+    expect(setup.right.label).toBe('openai/gpt-5');
+    expect(setup.right.registry?.providers.map((provider) => provider.id)).toEqual(['openai']);
+    // Named by the person, the example's keyless local endpoint is theirs to use.
+    const local = await setupModel({ home, env: {}, model: 'ollama/qwen3:14b' });
+    expect(local._tag === 'Right' && local.right.label).toBe('ollama/qwen3:14b');
   });
 });
 

@@ -110,7 +110,7 @@ export async function createNativeBackend(context: NativeBackendContext): Promis
   if (model._tag === 'Left') {
     throw new AgentSetupError(
       model.left.message,
-      'check --replay / --models-config / --model (crustcore models lists the registry)',
+      model.left.fix ?? 'check --replay / --models-config / --model (crustcore models lists the registry)',
     );
   }
   const setup = model.right;

@@ -40,7 +40,10 @@ export async function nativeAgentChecks(options: {
     env: options.env,
     ...(options.modelsConfig === undefined ? {} : { modelsConfig: options.modelsConfig }),
   });
-  if (setup._tag === 'Left') {
+  if (setup._tag === 'Left' && setup.left.kind === 'no-model-key') {
+    checks.push({ name: 'model registry', ok: true, detail: 'registry read; no model can run yet' });
+    checks.push({ name: 'model keys', ok: false, detail: `${setup.left.message} — ${setup.left.fix ?? ''}` });
+  } else if (setup._tag === 'Left') {
     checks.push({ name: 'model registry', ok: false, detail: setup.left.message });
   } else {
     checks.push({ name: 'model registry', ok: true, detail: `default model ${setup.right.label}` });

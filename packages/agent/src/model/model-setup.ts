@@ -67,7 +67,11 @@ export interface ModelSetup {
 
 export interface ModelSetupError {
   readonly _tag: 'ModelSetupError';
+  /** `no-model-key`: no provider that could serve the task has its key (nothing was sent anywhere). */
+  readonly kind?: 'no-model-key';
   readonly message: string;
+  /** What the person does next, when the message alone does not say. */
+  readonly fix?: string;
 }
 
 const fail = (message: string): Result<ModelSetupError, never> => err({ _tag: 'ModelSetupError', message });
@@ -112,6 +116,51 @@ async function loadKeys(
   return keys;
 }
 
+/**
+ * The providers a task may use: keyed ones whose key was found, and keyless
+ * ones the user configured (their own registry file, or named with
+ * `--model provider/model`). The shipped example's keyless entry (a local
+ * Ollama) is not the user's configuration: falling back to it would send
+ * requests to an endpoint nobody set up (and print ECONNREFUSED per attempt).
+ */
+function usableRegistry(
+  registry: ModelRegistry,
+  keys: ReadonlyMap<string, SecretMaterial>,
+  userRegistry: boolean,
+  pinnedProvider: string | undefined,
+): ModelRegistry {
+  const providers = registry.providers.filter((provider) =>
+    provider.keyName === undefined ? userRegistry || provider.id === pinnedProvider : keys.has(provider.keyName),
+  );
+  return { ...registry, providers };
+}
+
+/** The error for a registry none of whose candidates for the task has a key: which provider needs which key, how to store it. */
+export function noModelKey(
+  registry: ModelRegistry,
+  wanted: string | undefined,
+  vaultReason: string | null,
+): ModelSetupError {
+  const pinned = wanted === undefined ? null : pickModel(registry, wanted);
+  const candidates = registry.providers.filter((provider) =>
+    pinned === null
+      ? provider.models.some((model) => model.roles.includes(registry.defaultRole))
+      : provider.id === pinned.provider,
+  );
+  const needs = candidates
+    .filter((provider) => provider.keyName !== undefined)
+    .map((provider) => `${provider.id} needs ${provider.keyName}`);
+  const first = candidates.find((provider) => provider.keyName !== undefined)?.keyName ?? 'NAME';
+  const message =
+    needs.length > 0
+      ? `no model key found for ${wanted === undefined ? 'the default model' : wanted}: ${needs.join(', ')} (looked in the environment and ${vaultReason === null ? 'the vault' : `not in the vault: ${vaultReason}`})`
+      : `no configured model for ${wanted === undefined ? 'the default model' : wanted}: the example registry's local endpoint is not yours until you configure it`;
+  const fix =
+    `store a key with "crustcore secret set ${first}" (runs read the vault with CRUSTCORE_VAULT_KEYFILE set) or export ${first}=…; ` +
+    'or give your own registry with --models-config FILE (a local endpoint such as Ollama needs no key); "crustcore models" shows which keys are found';
+  return { _tag: 'ModelSetupError', kind: 'no-model-key', message, fix };
+}
+
 function pickModel(registry: ModelRegistry, wanted: string | undefined): { provider: string; model: string } | null {
   if (wanted !== undefined) {
     const slash = wanted.indexOf('/');
@@ -133,61 +182,85 @@ function pickModel(registry: ModelRegistry, wanted: string | undefined): { provi
   return null;
 }
 
+type Chosen = Pick<ModelSetup, 'provider' | 'model' | 'label' | 'registry' | 'routeRoles'>;
+
+async function replayModel(options: ModelOptions): Promise<Result<ModelSetupError, Chosen>> {
+  let trajectory = options.trajectory;
+  if (trajectory === undefined) {
+    const read = await readTrajectoryFile(options.replay as string);
+    if (read._tag === 'Left') return fail(`--replay ${options.replay}: ${read.left.message}`);
+    trajectory = read.right;
+  }
+  const model = options.model ?? trajectory.turns.find((turn) => turn.model !== undefined)?.model ?? 'replay';
+  return ok({
+    provider: new ReplayProvider(trajectory),
+    model,
+    label: `replay/${model}`,
+    registry: null,
+    routeRoles: {},
+  });
+}
+
+/** The registry's model: keys loaded and registered with the redactor, only usable providers routed to. */
+async function registryModel(
+  options: ModelOptions,
+  redactor: Redactor,
+  warnings: string[],
+): Promise<Result<ModelSetupError, Chosen>> {
+  const loaded = options.modelsConfig === undefined ? defaultRegistry() : await readRegistryFile(options.modelsConfig);
+  if (loaded._tag === 'Left') return fail(`model registry: ${loaded.left.problems.join('; ')}`);
+  const full = loaded.right;
+  const { vault, reason } = await openUnattendedVault(options.home, options.env);
+  const warning = reason === null ? null : `${reason}: keyed providers without a key will report auth errors`;
+  const keys = await loadKeys(full, vault, options.env, redactor, warnings);
+  // The missing vault matters only when a keyed provider found its key nowhere else either.
+  if (warning !== null && full.providers.some((p) => p.keyName !== undefined && !keys.has(p.keyName)))
+    warnings.push(warning);
+  const wanted = options.model;
+  const slash = wanted === undefined ? -1 : wanted.indexOf('/');
+  const pinnedProvider = wanted !== undefined && slash > 0 ? wanted.slice(0, slash) : undefined;
+  const registry = usableRegistry(full, keys, options.modelsConfig !== undefined, pinnedProvider);
+  const stack = buildModelStack(registry, { resolveKey: (name): KeySource | undefined => keys.get(name) });
+  const chosen = pickModel(registry, wanted);
+  // The full registry has a model for this, but no provider of it has a key: say which, before any request.
+  if (chosen === null && pickModel(full, wanted) !== null) return err(noModelKey(full, wanted, reason));
+  if (chosen === null) {
+    return fail(
+      wanted === undefined
+        ? `the registry has no model for its default role "${registry.defaultRole}"`
+        : `no model "${wanted}" in the registry (use provider/model or a listed model id)`,
+    );
+  }
+  const label = `${chosen.provider}/${chosen.model}`;
+  const pinned = stack.providers.get(chosen.provider);
+  if (wanted !== undefined && pinned !== undefined)
+    return ok({
+      provider: pinnedRoute({ provider: pinned, model: chosen.model }),
+      model: chosen.model,
+      label,
+      registry,
+      routeRoles: {},
+    });
+  const roles = new Set(stack.router.roles);
+  const summarize = roles.has('summarize') ? 'summarize' : undefined;
+  const subagent = roles.has('research') ? 'research' : summarize;
+  const routeRoles = {
+    ...(summarize === undefined ? {} : { summarize }),
+    ...(subagent === undefined ? {} : { subagent }),
+  };
+  return ok({ provider: stack.router, model: chosen.model, label, registry, routeRoles });
+}
+
 export async function setupModel(options: ModelOptions): Promise<Result<ModelSetupError, ModelSetup>> {
   const redactor = new Redactor();
   const scrub = (text: string): string => redactor.redactText(text);
   const warnings: string[] = [];
-  let provider: ModelProvider;
-  let model: string;
-  let label: string;
-  let registry: ModelRegistry | null = null;
-  let routeRoles: ModelSetup['routeRoles'] = {};
-  if (options.trajectory !== undefined || options.replay !== undefined) {
-    let trajectory = options.trajectory;
-    if (trajectory === undefined) {
-      const read = await readTrajectoryFile(options.replay as string);
-      if (read._tag === 'Left') return fail(`--replay ${options.replay}: ${read.left.message}`);
-      trajectory = read.right;
-    }
-    provider = new ReplayProvider(trajectory);
-    model = options.model ?? trajectory.turns.find((turn) => turn.model !== undefined)?.model ?? 'replay';
-    label = `replay/${model}`;
-  } else {
-    const loaded =
-      options.modelsConfig === undefined ? defaultRegistry() : await readRegistryFile(options.modelsConfig);
-    if (loaded._tag === 'Left') return fail(`model registry: ${loaded.left.problems.join('; ')}`);
-    registry = loaded.right;
-    const { vault, reason } = await openUnattendedVault(options.home, options.env);
-    const warning = reason === null ? null : `${reason}: keyed providers without a key will report auth errors`;
-    const keys = await loadKeys(registry, vault, options.env, redactor, warnings);
-    // The missing vault matters only when a keyed provider found its key nowhere else either.
-    if (warning !== null && registry.providers.some((p) => p.keyName !== undefined && !keys.has(p.keyName)))
-      warnings.push(warning);
-    const stack = buildModelStack(registry, { resolveKey: (name): KeySource | undefined => keys.get(name) });
-    const chosen = pickModel(registry, options.model);
-    if (chosen === null) {
-      return fail(
-        options.model === undefined
-          ? `the registry has no model for its default role "${registry.defaultRole}"`
-          : `no model "${options.model}" in the registry (use provider/model or a listed model id)`,
-      );
-    }
-    model = chosen.model;
-    label = `${chosen.provider}/${chosen.model}`;
-    const pinned = stack.providers.get(chosen.provider);
-    if (options.model !== undefined && pinned !== undefined) {
-      provider = pinnedRoute({ provider: pinned, model });
-    } else {
-      provider = stack.router;
-      const roles = new Set(stack.router.roles);
-      const summarize = roles.has('summarize') ? 'summarize' : undefined;
-      const subagent = roles.has('research') ? 'research' : summarize;
-      routeRoles = {
-        ...(summarize === undefined ? {} : { summarize }),
-        ...(subagent === undefined ? {} : { subagent }),
-      };
-    }
-  }
+  const chosen =
+    options.trajectory !== undefined || options.replay !== undefined
+      ? await replayModel(options)
+      : await registryModel(options, redactor, warnings);
+  if (chosen._tag === 'Left') return chosen;
+  let provider: ModelProvider = chosen.right.provider;
   let save = async (): Promise<void> => undefined;
   if (options.record !== undefined) {
     const recording = new RecordingProvider(provider);
@@ -197,5 +270,5 @@ export async function setupModel(options: ModelOptions): Promise<Result<ModelSet
       await recording.save(path);
     };
   }
-  return ok({ provider, model, label, registry, scrub, save, warnings, routeRoles });
+  return ok({ ...chosen.right, provider, scrub, save, warnings });
 }

@@ -69,6 +69,8 @@ export interface ChatContext {
   readonly approve: 'auto' | 'ask' | 'deny';
   readonly dir: string;
   readonly verifyArgv: Argv;
+  /** The verify command was typed or is in the user's config (not the repository's suggestion). */
+  readonly verifyFromUser: boolean;
   readonly home: string;
   readonly agent: AgentPack;
   readonly store: SessionStore;

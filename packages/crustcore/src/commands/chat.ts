@@ -35,12 +35,16 @@ import { requireFullBuild } from '../cli/edition.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
+import { valuesWithConfig } from '../config/load.js';
 import { renderApprovalPrompt } from '../render/approval-channel.js';
 import { humanNarrator } from '../render/narrator.js';
 import { chatSlashCommand } from './chat-commands.js';
 import { type AgentPack, CHAT_OPTIONS, type ChatContext, type ChatState } from './chat-context.js';
 import { chatSpec } from './pack-specs.js';
 import { chatTaskMemory } from './task-memory.js';
+
+/** The flags chat takes from the config files when they are not typed. */
+const CHAT_CONFIG_FLAGS = ['verify', 'approve', 'model', 'models-config', 'thinking'] as const;
 
 /** Bound on requests waiting while the agent works. */
 const MAX_QUEUED = 20;
@@ -167,26 +171,32 @@ function argvOption(name: string, text: string): Argv {
 async function parseChatOptions(
   args: readonly string[],
   io: Io,
-): Promise<Pick<ChatContext, 'values' | 'approve' | 'dir' | 'verifyArgv'> & { readonly repoId: string }> {
-  const { values, positionals } = parseArgs({
+): Promise<
+  Pick<ChatContext, 'values' | 'approve' | 'dir' | 'verifyArgv' | 'verifyFromUser'> & { readonly repoId: string }
+> {
+  const { values: typed, positionals } = parseArgs({
     args: [...args],
     options: CHAT_OPTIONS,
     allowPositionals: true,
     strict: true,
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const approve = values.approve ?? 'ask';
-  if (approve !== 'auto' && approve !== 'ask' && approve !== 'deny')
-    throw new UsageError('--approve takes auto, ask or deny');
   let dir: string;
   try {
-    dir = realpathSync(resolve(io.cwd, values.dir ?? '.'));
+    dir = realpathSync(resolve(io.cwd, typed.dir ?? '.'));
   } catch {
-    throw new UsageError(`--dir ${values.dir}: no such directory`);
+    throw new UsageError(`--dir ${typed.dir}: no such directory`);
   }
   const repo = await openRepository(dir);
   if (repo._tag === 'Left')
     throw new UsageError(`${dir} is not a git repository (run "git init" there, or pass --dir)`);
+  // Untyped flags from the config files (CLI > project > user > defaults; the repository's file may only tighten).
+  const { values, fromConfig } = await valuesWithConfig(typed, CHAT_CONFIG_FLAGS, dir, io);
+  const approve = values.approve ?? 'ask';
+  if (approve !== 'auto' && approve !== 'ask' && approve !== 'deny')
+    throw new UsageError('--approve takes auto, ask or deny');
+  // A verify command from the repository's own config is its suggestion, not the user's approval.
+  const verifyFromUser = values.verify !== undefined && fromConfig.get('verify') !== 'project';
   let verifyArgv: Argv;
   if (values.verify !== undefined) verifyArgv = argvOption('verify', values.verify);
   else {
@@ -194,7 +204,7 @@ async function parseChatOptions(
     if (detected === null) throw new UsageError('no test command found; pass --verify "<command>"');
     verifyArgv = detected.argv;
   }
-  return { values, approve, dir, verifyArgv, repoId: repo.right.repoId };
+  return { values, approve, dir, verifyArgv, verifyFromUser, repoId: repo.right.repoId };
 }
 
 const freshState = (model: string | undefined): ChatState => ({
@@ -295,7 +305,7 @@ async function runRequest(ctx: ChatContext, text: string): Promise<void> {
       home: ctx.home,
       env: io.env,
       verifyArgv: ctx.verifyArgv,
-      verifyArgvFromUser: values.verify !== undefined,
+      verifyArgvFromUser: ctx.verifyFromUser,
       makeBackend: chatBackend(ctx, text, (made) => {
         backend = made;
       }),
@@ -432,6 +442,25 @@ async function repl(ctx: ChatContext, rl: Interface, done: Promise<ExitCode>): P
   }
 }
 
+/**
+ * The model is set up once before the REPL starts: with no key for any provider that could
+ * answer (or only the example's local endpoint nobody configured), chat says which provider needs
+ * which key and how to store it, and exits 2 — no request is sent anywhere.
+ */
+async function checkModel(agent: AgentPack, home: string, io: Io, values: ChatContext['values']): Promise<void> {
+  const setup = await agent.setupModel({
+    home,
+    env: io.env,
+    ...(values.model === undefined ? {} : { model: values.model }),
+    ...(values.replay === undefined ? {} : { replay: resolve(io.cwd, values.replay) }),
+    ...(values['models-config'] === undefined ? {} : { modelsConfig: resolve(io.cwd, values['models-config']) }),
+  });
+  if (setup._tag === 'Left') {
+    const fix = setup.left.fix ?? 'check --replay / --models-config / --model (crustcore models lists the registry)';
+    throw new UsageError(`${setup.left.message} — ${fix}`);
+  }
+}
+
 async function loadAgentPack(): Promise<AgentPack> {
   requireFullBuild('crustcore chat');
   return import('@crustcore/agent').catch(() => {
@@ -447,6 +476,7 @@ export const chatCommand: Command = {
     const parsed = await parseChatOptions(args, io);
     const agent = await loadAgentPack();
     const home = crustcoreHome(io.env);
+    await checkModel(agent, home, io, parsed.values);
     const store = agent.SessionStore.forRepository(home, parsed.repoId);
     const state = freshState(parsed.values.model);
     const resume = parsed.values.resume;

@@ -47,6 +47,45 @@ function hostKeys(io: Io): (name: string) => KeySource | undefined {
   };
 }
 
+type KeyPlace = 'environment' | 'vault' | 'missing';
+
+/** Where each key handle's secret is found (env first, as the agent reads it, then the vault), never its value. */
+async function keyPlaces(io: Io, registry: ModelRegistry): Promise<ReadonlyMap<string, KeyPlace>> {
+  const names = [...new Set(registry.providers.flatMap((p) => (p.keyName === undefined ? [] : [p.keyName])))];
+  const places = new Map<string, KeyPlace>();
+  const secrets = await import('@crustcore/secrets');
+  const { vault } = await secrets.openUnattendedVault(crustcoreHome(io.env), io.env);
+  try {
+    for (const name of names) {
+      if ((io.env[name] ?? '') !== '') places.set(name, 'environment');
+      else if (vault !== null && (await secrets.vaultSecret(vault, name)) !== null) places.set(name, 'vault');
+      else places.set(name, 'missing');
+    }
+  } finally {
+    vault?.close();
+  }
+  return places;
+}
+
+/** Whether the native agent could start with this registry, in the words `run` and `chat` use when it cannot. */
+async function readiness(io: Io, config: string | undefined): Promise<{ ok: boolean; message?: string; fix?: string }> {
+  const agent = await import('@crustcore/agent');
+  const setup = await agent.setupModel({
+    home: crustcoreHome(io.env),
+    env: io.env,
+    ...(config === undefined ? {} : { modelsConfig: config }),
+  });
+  if (setup._tag === 'Right') return { ok: true, message: `the native agent would use ${setup.right.label}` };
+  return { ok: false, message: setup.left.message, ...(setup.left.fix === undefined ? {} : { fix: setup.left.fix }) };
+}
+
+function keyText(io: Io, name: string | undefined, places: ReadonlyMap<string, KeyPlace>): string {
+  if (name === undefined) return io.out.dim('no key');
+  const place = places.get(name) ?? 'missing';
+  if (place === 'missing') return io.out.yellow(`secret://${name} missing — crustcore secret set ${name}`);
+  return io.out.green(`secret://${name} found (${place})`);
+}
+
 function priceText(prices: ModelRegistry['providers'][number]['models'][number]['prices']): string {
   if (prices === undefined) return 'no price';
   const cache = [
@@ -69,17 +108,34 @@ function probeText(io: Io, report: ProbeReport): string[] {
   return lines;
 }
 
-function humanReport(
-  io: Io,
-  source: string,
-  registry: ModelRegistry,
-  probes: readonly ProbeReport[] | undefined,
-): string {
+interface Report {
+  readonly source: string;
+  readonly registry: ModelRegistry;
+  readonly probes: readonly ProbeReport[] | undefined;
+  readonly places: ReadonlyMap<string, KeyPlace>;
+  readonly ready: { ok: boolean; message?: string; fix?: string };
+}
+
+function readyLines(io: Io, ready: Report['ready']): string[] {
+  if (ready.ok) return [`${io.out.bold('Ready')}: ${ready.message ?? ''}`, ''];
+  return [
+    `${io.out.red('Not ready')}: ${ready.message ?? ''}`,
+    ...(ready.fix === undefined ? [] : [`  ${ready.fix}`]),
+    '',
+  ];
+}
+
+function humanReport(io: Io, { source, registry, probes, places, ready }: Report): string {
   const s = io.out;
-  const lines = [`${s.bold('Model registry')}: ${source}`, `${s.bold('Default role')}: ${registry.defaultRole}`, ''];
+  const lines = [
+    `${s.bold('Model registry')}: ${source}`,
+    `${s.bold('Default role')}: ${registry.defaultRole}`,
+    ...readyLines(io, ready),
+  ];
   registry.providers.forEach((provider, index) => {
-    const key = provider.keyName === undefined ? 'no key' : `secret://${provider.keyName}`;
-    lines.push(`${s.cyan(provider.id)}  ${provider.kind}  ${provider.baseUrl}  ${s.dim(key)}`);
+    lines.push(
+      `${s.cyan(provider.id)}  ${provider.kind}  ${provider.baseUrl}  ${keyText(io, provider.keyName, places)}`,
+    );
     for (const model of provider.models) {
       const facts = [
         model.contextWindow === undefined ? 'context ?' : `context ${model.contextWindow.toLocaleString('en-US')}`,
@@ -119,13 +175,16 @@ export function createModelsCommand(dependencies: ModelsCommandDependencies = {}
       const registry = loaded.right;
       const resolveKey = dependencies.resolveKey ?? hostKeys(io);
       const probes = values.probe === true ? await net.probeRegistry(registry, resolveKey) : undefined;
+      const places = await keyPlaces(io, registry);
+      const ready = await readiness(io, values.config === undefined ? undefined : source);
       if (values.json === true) {
+        const keys = Object.fromEntries(places);
         writeLine(
           io.stdout,
-          JSON.stringify({ source, registry, ...(probes === undefined ? {} : { probes }) }, null, 2),
+          JSON.stringify({ source, registry, keys, ready, ...(probes === undefined ? {} : { probes }) }, null, 2),
         );
       } else {
-        writeLine(io.stdout, humanReport(io, source, registry, probes));
+        writeLine(io.stdout, humanReport(io, { source, registry, probes, places, ready }));
       }
       return ExitCode.ok;
     },

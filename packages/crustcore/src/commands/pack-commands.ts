@@ -8,6 +8,7 @@ import {
   approveSpec,
   cancelSpec,
   chatSpec,
+  configSpec,
   daemonSpec,
   denySpec,
   enqueueSpec,
@@ -44,6 +45,7 @@ async function mcpWithRegistry(): Promise<Command> {
 export const PACK_COMMANDS: readonly LazyCommand[] = [
   { ...chatSpec, load: async () => (await import('./chat.js')).chatCommand },
   { ...secretSpec, load: async () => (await import('./secret.js')).secretCommand },
+  { ...configSpec, load: async () => (await import('./config.js')).configCommand },
   { ...modelsSpec, load: async () => (await import('./models.js')).modelsCommand },
   { ...daemonSpec, load: async () => (await import('./daemon.js')).daemonCommand },
   { ...enqueueSpec, load: async () => (await tasks()).enqueueCommand },

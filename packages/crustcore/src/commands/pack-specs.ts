@@ -24,6 +24,13 @@ export const secretSpec: CommandSpec = {
   usage: 'crustcore secret set NAME [--label TEXT] | list [--json] | rm NAME   [--vault PATH]',
 };
 
+export const configSpec: CommandSpec = {
+  name: 'config',
+  summary: "show or change settings (user file, or the repository's with --project); list says where each came from",
+  usage:
+    'crustcore config get KEY | set KEY VALUE [--project] | unset KEY [--project] | list [--json] | trust KEY   [--dir DIR]',
+};
+
 export const modelsSpec: CommandSpec = {
   name: 'models',
   summary: 'list the model registry; --probe asks each endpoint what it serves',
@@ -114,6 +121,7 @@ export const releaseSpec: CommandSpec = {
 export const PACK_SPECS: readonly CommandSpec[] = [
   chatSpec,
   secretSpec,
+  configSpec,
   modelsSpec,
   daemonSpec,
   enqueueSpec,

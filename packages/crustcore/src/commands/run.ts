@@ -24,7 +24,7 @@ import {
 } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
-import { writeLine } from '../cli/output.js';
+import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
 import { approvalChannel } from '../render/approval-channel.js';
 import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../render/narrator.js';
@@ -146,11 +146,33 @@ const RUN_OPTIONS = {
   'database-url': { type: 'string' },
 } as const;
 
+/**
+ * The typed flags with the rest from the config files (config/run-config.ts). crustcore-nano
+ * reads flags only: the build defines CRUSTCORE_NANO as `true`, and this branch, with the config
+ * modules, is dropped there.
+ */
+async function withConfig<V extends Readonly<Record<string, unknown>>>(
+  typed: V,
+  dir: string,
+  io: Io,
+): Promise<{ readonly values: V; readonly fromConfig: ReadonlyMap<string, string> }> {
+  if ((globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO !== true)
+    return (await import('../config/run-config.js')).runValuesWithConfig(typed, dir, io);
+  return { values: typed, fromConfig: new Map() };
+}
+
 export const runCommand: Command = {
   ...runSpec,
   async run(args, io) {
-    const { values } = parseArgs({ args: [...args], options: RUN_OPTIONS, strict: true });
-    if (values.goal === undefined || values.goal.trim() === '') throw new UsageError('--goal is required');
+    const { values: typed } = parseArgs({ args: [...args], options: RUN_OPTIONS, strict: true });
+    if (typed.goal === undefined || typed.goal.trim() === '') throw new UsageError('--goal is required');
+    let dir: string;
+    try {
+      dir = realpathSync(resolve(io.cwd, typed.dir ?? '.'));
+    } catch {
+      throw new UsageError(`--dir ${typed.dir}: no such directory`);
+    }
+    const { values, fromConfig } = await withConfig(typed, dir, io);
     const approve = values.approve ?? 'ask';
     if (approve !== 'auto' && approve !== 'ask' && approve !== 'deny')
       throw new UsageError('--approve takes auto, ask or deny');
@@ -181,15 +203,17 @@ export const runCommand: Command = {
     const nativeOnly = (['resume', 'thinking', 'max-turns'] as const).filter((name) => values[name] !== undefined);
     if (nativeOnly.length > 0 && backendName !== 'native')
       throw new UsageError(`${nativeOnly.map((name) => `--${name}`).join(', ')}: only the native agent takes this`);
+    // The native agent's model is set up before any worktree exists (nano has no native agent).
+    if (backendName === 'native' && (globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO !== true)
+      await (await import('./native-preflight.js')).preflightNativeModel(
+        crustcoreHome(io.env),
+        io.env,
+        packOptionsOf(values, io.cwd),
+      );
 
-    let dir: string;
-    try {
-      dir = realpathSync(resolve(io.cwd, values.dir ?? '.'));
-    } catch {
-      throw new UsageError(`--dir ${values.dir}: no such directory`);
-    }
     let verifyArgv: Argv;
-    const verifyFromUser = values.verify !== undefined;
+    // A verify command from the repository's own config is the repository's suggestion, like its test script.
+    const verifyFromUser = values.verify !== undefined && fromConfig.get('verify') !== 'project';
     if (values.verify !== undefined) verifyArgv = argvOption('verify', values.verify);
     else {
       const detected = await detectVerifyCommand(dir);
@@ -243,12 +267,12 @@ export const runCommand: Command = {
     const memory =
       (globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO === true
         ? null
-        : await (await import('./task-memory.js')).runTaskMemory(io, dir, values.goal, values, format);
+        : await (await import('./task-memory.js')).runTaskMemory(io, dir, typed.goal, values, format);
     try {
       const result = await runTask({
         ...memory?.taskOptions,
         dir,
-        goal: values.goal,
+        goal: typed.goal,
         home: crustcoreHome(io.env),
         env: io.env,
         verifyArgv,
