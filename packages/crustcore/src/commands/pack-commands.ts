@@ -6,8 +6,10 @@
 import type { Command, LazyCommand } from '../cli/command.js';
 import {
   approveSpec,
+  backupSpec,
   cancelSpec,
   chatSpec,
+  completionSpec,
   daemonSpec,
   denySpec,
   enqueueSpec,
@@ -18,6 +20,7 @@ import {
   memorySpec,
   modelsSpec,
   pauseSpec,
+  restoreSpec,
   resumeSpec,
   secretSpec,
   statusSpec,
@@ -40,11 +43,22 @@ async function mcpWithRegistry(): Promise<Command> {
   };
 }
 
+/** The `daemon` command: `daemon install-unit` writes the systemd user unit, anything else runs the daemon. */
+async function daemonWithUnit(): Promise<Command> {
+  return {
+    ...daemonSpec,
+    run: async (args, io) =>
+      args[0] === 'install-unit'
+        ? (await import('./daemon-unit.js')).installUnit(args.slice(1), io)
+        : (await import('./daemon.js')).daemonCommand.run(args, io),
+  };
+}
+
 export const PACK_COMMANDS: readonly LazyCommand[] = [
   { ...chatSpec, load: async () => (await import('./chat.js')).chatCommand },
   { ...secretSpec, load: async () => (await import('./secret.js')).secretCommand },
   { ...modelsSpec, load: async () => (await import('./models.js')).modelsCommand },
-  { ...daemonSpec, load: async () => (await import('./daemon.js')).daemonCommand },
+  { ...daemonSpec, load: async () => daemonWithUnit() },
   { ...enqueueSpec, load: async () => (await tasks()).enqueueCommand },
   { ...statusSpec, load: async () => (await import('./status.js')).statusCommand },
   { ...tasksSpec, load: async () => (await tasks()).tasksCommand },
@@ -59,4 +73,7 @@ export const PACK_COMMANDS: readonly LazyCommand[] = [
   { ...mcpTokenSpec, load: async () => (await mcp()).mcpTokenCommand },
   { ...indexSpec, load: async () => (await import('./index-command.js')).indexCommand },
   { ...memorySpec, load: async () => (await import('./memory.js')).memoryCommand },
+  { ...backupSpec, load: async () => (await import('./backup.js')).backupCommand },
+  { ...restoreSpec, load: async () => (await import('./backup.js')).restoreCommand },
+  { ...completionSpec, load: async () => (await import('./completion.js')).completionCommand },
 ];
