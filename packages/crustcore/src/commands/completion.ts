@@ -4,14 +4,14 @@
  * from `--help`. Install: `crustcore completion bash > ~/.local/share/bash-completion/completions/crustcore`
  * (zsh: a file `_crustcore` on `$fpath`; fish: `~/.config/fish/completions/crustcore.fish`).
  */
-import { UsageError } from '../cli/command.js';
+
 import type { Command } from '../cli/command.js';
+import { UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { completionModel } from '../completion/model.js';
 import { completionScript, SHELLS, type Shell } from '../completion/scripts.js';
-import { PACK_SPECS } from './pack-specs.js';
+import { completionSpec, PACK_SPECS } from './pack-specs.js';
 import { CORE_SPECS } from './specs.js';
-import { completionSpec } from './pack-specs.js';
 
 const isShell = (word: string | undefined): word is Shell => SHELLS.some((s) => s === word);
 
@@ -20,11 +20,11 @@ export const completionCommand: Command = {
   run: async (args, io) => {
     const [shell, ...rest] = args;
     if (!isShell(shell) || rest.length > 0) {
-      throw new UsageError(`name one shell: ${SHELLS.join(', ')} (got ${args.length === 0 ? 'nothing' : args.join(' ')})`);
+      throw new UsageError(
+        `name one shell: ${SHELLS.join(', ')} (got ${args.length === 0 ? 'nothing' : args.join(' ')})`,
+      );
     }
     io.stdout.write(completionScript(shell, completionModel([...CORE_SPECS, ...PACK_SPECS])));
     return ExitCode.ok;
   },
 };
-
-

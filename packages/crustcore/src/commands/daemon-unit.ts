@@ -34,7 +34,12 @@ export function systemdWord(word: string): string {
 }
 
 export function daemonUnit(input: UnitInput): string {
-  const exec = [input.node, input.cli, 'daemon', ...(input.stateDir === undefined ? [] : ['--state-dir', input.stateDir])];
+  const exec = [
+    input.node,
+    input.cli,
+    'daemon',
+    ...(input.stateDir === undefined ? [] : ['--state-dir', input.stateDir]),
+  ];
   return `# Written by \`crustcore daemon install-unit\`. Enable: systemctl --user daemon-reload && systemctl --user enable --now crustcore
 [Unit]
 Description=CrustCore task supervisor (crustcore daemon)
@@ -60,7 +65,10 @@ WantedBy=default.target
 }
 
 export const unitPath = (env: Io['env']): string => {
-  const config = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(env.HOME ?? homedir(), '.config');
+  const config =
+    env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== ''
+      ? env.XDG_CONFIG_HOME
+      : join(env.HOME ?? homedir(), '.config');
   return join(config, 'systemd', 'user', 'crustcore.service');
 };
 

@@ -112,7 +112,8 @@ export const backupSpec: CommandSpec = {
 
 export const restoreSpec: CommandSpec = {
   name: 'restore',
-  summary: 'verify a backup archive, then restore it into an empty $CRUSTCORE_HOME (--force replaces one, keeping the old)',
+  summary:
+    'verify a backup archive, then restore it into an empty $CRUSTCORE_HOME (--force replaces one, keeping the old)',
   usage: 'crustcore restore FILE [--home DIR] [--force] [--json]',
 };
 

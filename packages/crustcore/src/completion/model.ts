@@ -69,5 +69,4 @@ export function completionOf(spec: CommandSpec): CommandCompletion {
   return { name: spec.name, summary: spec.summary, actions: actionsOf(spec), flags, flagValues };
 }
 
-export const completionModel = (specs: readonly CommandSpec[]): readonly CommandCompletion[] =>
-  specs.map(completionOf);
+export const completionModel = (specs: readonly CommandSpec[]): readonly CommandCompletion[] => specs.map(completionOf);
