@@ -17,8 +17,8 @@ import { DataDirLock, LOCK_FILE_NAME } from '@crustcore/state';
 import { encodeArchive, sha256Hex } from './container.js';
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, type Manifest } from './manifest.js';
 
-/** Top-level directories that are disposable by design (worktrees of live runs are gc's, not backup's). */
-const DISPOSABLE = ['worktrees', 'tmp'];
+/** Top-level directories that are disposable by design: task worktrees, the worktree pool, their object stores, scratch. */
+const DISPOSABLE = ['worktrees', 'pool', 'objects', 'tmp'];
 const LEDGER_LOG = 'events.log';
 
 export type TakeError =

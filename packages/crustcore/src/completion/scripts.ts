@@ -29,7 +29,7 @@ function bashCase(command: CommandCompletion): string {
     .join('\n');
   return [
     `    ${shellWord(command.name)})`,
-    `      case "$prev" in\n${values}\n      esac`,
+    ...(values === '' ? [] : [`      case "$prev" in\n${values}\n      esac`]),
     `      flags="${words(command.flags)}"; actions="${words(command.actions)}" ;;`,
   ].join('\n');
 }
@@ -64,7 +64,7 @@ function zshCase(command: CommandCompletion): string {
     .join('\n');
   return [
     `    ${shellWord(command.name)})`,
-    `      case "\${words[CURRENT-1]}" in\n${values}\n      esac`,
+    ...(values === '' ? [] : [`      case "\${words[CURRENT-1]}" in\n${values}\n      esac`]),
     `      flags=(${words(command.flags)}); actions=(${words(command.actions)}) ;;`,
   ].join('\n');
 }
