@@ -141,6 +141,21 @@ describe('backup and restore round trip', () => {
       left: { _tag: 'OutInsideHome' },
     });
   });
+  it('a home that is a symlink is archived as the directory it names; a file in the home’s place is not empty', () => {
+    const root = scratch();
+    const real = sampleHome(root);
+    symlinkSync(real, join(root, 'linked-home'));
+    const taken = takeBackup(join(root, 'linked-home'), join(root, 'b.ccb'));
+    expect(taken).toMatchObject({ _tag: 'Right', right: { files: 6 } });
+    writeFileSync(join(root, 'not-a-dir'), 'x');
+    expect(restoreBackup(join(root, 'b.ccb'), join(root, 'not-a-dir'), false)).toMatchObject({
+      _tag: 'Left',
+      left: { _tag: 'HomeNotEmpty' },
+    });
+    // The archive's own directory reached through a link into the home is still inside the home.
+    symlinkSync(join(real, 'projects'), join(root, 'into-home'));
+    expect(takeBackup(real, join(root, 'into-home', 'c.ccb'))).toMatchObject({ left: { _tag: 'OutInsideHome' } });
+  });
 });
 
 describe('backup takes the writers’ locks', () => {

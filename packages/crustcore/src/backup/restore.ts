@@ -45,6 +45,8 @@ function homeState(home: string): 'missing' | 'empty' | 'full' {
     return readdirSync(home).length === 0 ? 'empty' : 'full';
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    // A file where the home should be is not empty: --force moves it aside like a home.
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return 'full';
     throw error;
   }
 }

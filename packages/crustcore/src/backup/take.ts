@@ -10,8 +10,19 @@
  * the lock files themselves. The vault and receipt.key are copied as they are
  * on disk (encrypted vault, 0600 key): the archive is written 0600 for that reason.
  */
-import { closeSync, constants, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, writeSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { acquireLock, type FileLock } from '@crustcore/ledger';
 import { DataDirLock, LOCK_FILE_NAME } from '@crustcore/state';
 import { encodeArchive, sha256Hex } from './container.js';
@@ -73,7 +84,7 @@ function survey(home: string): Walked {
 }
 
 /** Takes every lock the home's writers take, or releases what it took and says who holds the rest. */
-function lockAll(walked: Walked): { locks: Array<{ release: () => void }> } | TakeError {
+function lockAll(walked: Walked): { locks: Array<{ release: () => void }>; paths: Set<string> } | TakeError {
   const locks: Array<{ release: () => void }> = [];
   const refuse = (path: string, holder: string): TakeError => {
     for (const lock of locks) lock.release();
@@ -90,7 +101,7 @@ function lockAll(walked: Walked): { locks: Array<{ release: () => void }> } | Ta
     if (lock._tag === 'Left') return refuse(log, `pid ${lock.left.pid ?? 'unknown'} is writing this ledger`);
     locks.push(lock.right satisfies FileLock);
   }
-  return { locks };
+  return { locks, paths: new Set([...walked.pgliteDirs, ...walked.ledgers]) };
 }
 
 function writeExclusive(out: string, bytes: Buffer): void {
@@ -116,39 +127,63 @@ export function withHomeLocked<T>(
   }
 }
 
-export function takeBackup(
-  homeArg: string,
-  outArg: string,
-): { _tag: 'Right'; right: TakeReport } | { _tag: 'Left'; left: TakeError } {
-  const home = resolve(homeArg);
-  const out = resolve(outArg);
-  if (out === home || out.startsWith(`${home}${sep}`)) return { _tag: 'Left', left: { _tag: 'OutInsideHome', out } };
+type Taken<T> = { _tag: 'Right'; right: T } | { _tag: 'Left'; left: TakeError };
+
+/** The real home (a symlinked ~/.crustcore is archived as the directory it names) and an archive path outside it. */
+function checkPaths(homeArg: string, outArg: string): Taken<{ home: string; out: string }> {
+  let home: string;
   try {
-    if (!lstatSync(home).isDirectory()) return { _tag: 'Left', left: { _tag: 'HomeMissing', home } };
+    home = realpathSync(homeArg);
+    if (!statSync(home).isDirectory()) return { _tag: 'Left', left: { _tag: 'HomeMissing', home } };
   } catch {
-    return { _tag: 'Left', left: { _tag: 'HomeMissing', home } };
+    return { _tag: 'Left', left: { _tag: 'HomeMissing', home: resolve(homeArg) } };
   }
+  const out = resolve(outArg);
+  let outDir = dirname(out);
+  try {
+    outDir = realpathSync(outDir);
+  } catch {
+    // A directory that does not exist yet cannot be inside the home through a link.
+  }
+  if (outDir === home || outDir.startsWith(`${home}${sep}`))
+    return { _tag: 'Left', left: { _tag: 'OutInsideHome', out } };
   try {
     lstatSync(out);
     return { _tag: 'Left', left: { _tag: 'OutExists', out } };
   } catch {
-    // Not there: good, backup never overwrites.
+    return { _tag: 'Right', right: { home, out } };
   }
-  const walked = survey(home);
-  const locked = lockAll(walked);
+}
+
+/** Reads every listed file (the locks are held) and writes the archive. */
+function writeArchive(home: string, out: string, walked: Walked): TakeReport {
+  const entries = walked.manifest.map((entry) => {
+    if (entry.kind !== 'file') return entry;
+    const content = readFileSync(join(home, entry.path));
+    walked.contents.push(content);
+    return { ...entry, size: content.length, sha256: sha256Hex(content) };
+  });
+  const manifest: Manifest = { format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, entries, excluded: walked.excluded };
+  writeExclusive(out, encodeArchive(manifest, walked.contents));
+  const bytes = walked.contents.reduce((sum, c) => sum + c.length, 0);
+  return { out, files: walked.contents.length, bytes, excluded: walked.excluded };
+}
+
+export function takeBackup(homeArg: string, outArg: string): Taken<TakeReport> {
+  const paths = checkPaths(homeArg, outArg);
+  if (paths._tag === 'Left') return paths;
+  const { home, out } = paths.right;
+  const locked = lockAll(survey(home));
   if ('_tag' in locked) return { _tag: 'Left', left: locked };
   try {
-    // Listed before locking, read after: a file a writer removed meanwhile would throw, not vanish.
-    const entries = walked.manifest.map((entry) => {
-      if (entry.kind !== 'file') return entry;
-      const content = readFileSync(join(home, entry.path));
-      walked.contents.push(content);
-      return { ...entry, size: content.length, sha256: sha256Hex(content) };
-    });
-    const manifest: Manifest = { format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, entries, excluded: walked.excluded };
-    writeExclusive(out, encodeArchive(manifest, walked.contents));
-    const bytes = walked.contents.reduce((sum, c) => sum + c.length, 0);
-    return { _tag: 'Right', right: { out, files: walked.contents.length, bytes, excluded: walked.excluded } };
+    // Listed again under the locks: what a writer did before they were taken is in, nothing after.
+    const walked = survey(home);
+    const unlocked = [...walked.pgliteDirs, ...walked.ledgers].find((path) => !locked.paths.has(path));
+    if (unlocked !== undefined) {
+      const holder = 'it appeared as the backup started; run backup again';
+      return { _tag: 'Left', left: { _tag: 'StateInUse', path: unlocked, holder } };
+    }
+    return { _tag: 'Right', right: writeArchive(home, out, walked) };
   } finally {
     for (const lock of locked.locks) lock.release();
   }
