@@ -4,9 +4,7 @@
  * from `--help`. Install: `crustcore completion bash > ~/.local/share/bash-completion/completions/crustcore`
  * (zsh: a file `_crustcore` on `$fpath`; fish: `~/.config/fish/completions/crustcore.fish`).
  */
-
-import type { Command } from '../cli/command.js';
-import { UsageError } from '../cli/command.js';
+import { type Command, UsageError } from '../cli/command.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { completionModel } from '../completion/model.js';
 import { completionScript, SHELLS, type Shell } from '../completion/scripts.js';
