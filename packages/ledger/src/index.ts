@@ -86,6 +86,8 @@ export {
 } from './kernel-record.js';
 export { decodeKernelState, restoreKernel } from './kernel-state-codec.js';
 export { ACTIONS_KIND, OPEN_KIND, RECEIPT_KIND, RECOVERED_KIND, SNAPSHOT_KIND } from './kinds.js';
+// The writer lock, for tools that must keep writers out while they read (crustcore backup).
+export { acquireLock, type FileLock, type LockError } from './lock.js';
 export {
   type AppendAck,
   type AppendError,

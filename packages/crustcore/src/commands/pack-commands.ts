@@ -6,8 +6,10 @@
 import type { Command, LazyCommand } from '../cli/command.js';
 import {
   approveSpec,
+  backupSpec,
   cancelSpec,
   chatSpec,
+  completionSpec,
   configSpec,
   daemonSpec,
   denySpec,
@@ -20,6 +22,7 @@ import {
   modelsSpec,
   pauseSpec,
   releaseSpec,
+  restoreSpec,
   resumeSpec,
   secretSpec,
   statusSpec,
@@ -42,12 +45,23 @@ async function mcpWithRegistry(): Promise<Command> {
   };
 }
 
+/** The `daemon` command: `daemon install-unit` writes the systemd user unit, anything else runs the daemon. */
+async function daemonWithUnit(): Promise<Command> {
+  return {
+    ...daemonSpec,
+    run: async (args, io) =>
+      args[0] === 'install-unit'
+        ? (await import('./daemon-unit.js')).installUnit(args.slice(1), io)
+        : (await import('./daemon.js')).daemonCommand.run(args, io),
+  };
+}
+
 export const PACK_COMMANDS: readonly LazyCommand[] = [
   { ...chatSpec, load: async () => (await import('./chat.js')).chatCommand },
   { ...secretSpec, load: async () => (await import('./secret.js')).secretCommand },
   { ...configSpec, load: async () => (await import('./config.js')).configCommand },
   { ...modelsSpec, load: async () => (await import('./models.js')).modelsCommand },
-  { ...daemonSpec, load: async () => (await import('./daemon.js')).daemonCommand },
+  { ...daemonSpec, load: async () => daemonWithUnit() },
   { ...enqueueSpec, load: async () => (await tasks()).enqueueCommand },
   { ...statusSpec, load: async () => (await import('./status.js')).statusCommand },
   { ...tasksSpec, load: async () => (await tasks()).tasksCommand },
@@ -63,4 +77,7 @@ export const PACK_COMMANDS: readonly LazyCommand[] = [
   { ...indexSpec, load: async () => (await import('./index-command.js')).indexCommand },
   { ...memorySpec, load: async () => (await import('./memory.js')).memoryCommand },
   { ...releaseSpec, load: async () => (await import('./release.js')).releaseCommand },
+  { ...backupSpec, load: async () => (await import('./backup.js')).backupCommand },
+  { ...restoreSpec, load: async () => (await import('./backup.js')).restoreCommand },
+  { ...completionSpec, load: async () => (await import('./completion.js')).completionCommand },
 ];

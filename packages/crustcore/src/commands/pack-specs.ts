@@ -41,7 +41,7 @@ export const daemonSpec: CommandSpec = {
   name: 'daemon',
   summary: 'run the task supervisor: claim queued tasks from the state plane, run, heartbeat and settle them',
   usage:
-    'crustcore daemon [--database-url URL] [--state-dir DIR] [--workers N] [--owner NAME] [--lease-ms N] [--poll-ms N] [--approval-timeout SECONDS] [--json]',
+    'crustcore daemon [--database-url URL] [--state-dir DIR] [--workers N] [--owner NAME] [--lease-ms N] [--poll-ms N] [--approval-timeout SECONDS] [--json]\n       crustcore daemon install-unit [--print] [--state-dir DIR]   (the systemd user unit, docs/daemon.md)',
 };
 
 export const enqueueSpec: CommandSpec = {
@@ -111,6 +111,25 @@ export const memorySpec: CommandSpec = {
     'crustcore memory add [--kind nugget|convention|decision] [--tag T]... TEXT... | list [--kind K] [--limit N] | forget ID | search QUERY... | context GOAL... | learn   [--dir DIR] [--database-url URL] [--json]',
 };
 
+export const backupSpec: CommandSpec = {
+  name: 'backup',
+  summary: 'archive $CRUSTCORE_HOME (ledgers, projects, memory, vault, embedded state) with a SHA-256 manifest',
+  usage: 'crustcore backup [--out FILE] [--home DIR] [--json]',
+};
+
+export const restoreSpec: CommandSpec = {
+  name: 'restore',
+  summary:
+    'verify a backup archive, then restore it into an empty $CRUSTCORE_HOME (--force replaces one, keeping the old)',
+  usage: 'crustcore restore FILE [--home DIR] [--force] [--json]',
+};
+
+export const completionSpec: CommandSpec = {
+  name: 'completion',
+  summary: 'print the shell completion script for bash, zsh or fish',
+  usage: 'crustcore completion bash|zsh|fish',
+};
+
 /** In the order `--help` lists them (pack-commands.ts pairs each with its loader, in this order). */
 export const releaseSpec: CommandSpec = {
   name: 'release',
@@ -138,4 +157,7 @@ export const PACK_SPECS: readonly CommandSpec[] = [
   indexSpec,
   memorySpec,
   releaseSpec,
+  backupSpec,
+  restoreSpec,
+  completionSpec,
 ];
