@@ -347,6 +347,8 @@ export const runCommand: Command = {
             ...(((globalThis as Nano).CRUSTCORE_NANO !== true && output?.jsonFields()) || {
               usage: null,
               costUsd: null,
+              durationMs: null,
+              schemaVersion: 1,
             }),
           }),
         );
