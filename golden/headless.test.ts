@@ -253,6 +253,8 @@ async function nativeRun(format: 'stream-json' | 'text') {
       'auto',
       '--verify',
       'node --test',
+      // Repository memory is not what this file tests (the external runs keep it on): less work per run.
+      '--no-memory',
       '--output-format',
       format,
     ]);

@@ -270,7 +270,7 @@ export const runCommand: Command = {
     const memory =
       (globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO === true
         ? null
-        : await (await import('./task-memory.js')).runTaskMemory(io, dir, values.goal, values, format);
+        : await (await import('./task-memory.js')).runTaskMemory(io, dir, values.goal, values, format, taskId);
     try {
       const result = await runTask({
         ...memory?.taskOptions,

@@ -143,6 +143,9 @@ export const AgentLine = line({
   event: t.intersection([t.type({ type: t.string }), t.UnknownRecord]),
 });
 
+/** Repository memory: what was used or learned, or why it was skipped (docs/memory.md). */
+export const MemoryLine = line({ type: t.literal('memory'), text: t.string });
+
 /** Any stream-json line. */
 export const HeadlessLine = t.union([
   InitLine,
@@ -155,31 +158,46 @@ export const HeadlessLine = t.union([
   EventLine,
   NoteLine,
   AgentLine,
+  MemoryLine,
 ]);
 export type HeadlessLine = t.TypeOf<typeof HeadlessLine>;
 
 /** The one object `crustcore run --json` prints. */
 export const RunJson = t.exact(
-  t.type({
-    taskId: t.string,
-    outcome: Outcome,
-    exitCode: t.number,
-    reason: t.string,
-    attempts: t.number,
-    patchHash: Nullable(t.string),
-    applied: Nullable(t.string),
-    lastDiagnosis: t.unknown,
-    risks: Strings,
-    hint: Nullable(t.string),
-    worker: t.unknown,
-    verified: Nullable(t.UnknownRecord),
-    stateDir: t.string,
-    inspect: Nullable(t.exact(t.type({ ok: t.boolean, frames: t.number }))),
-    usage: Nullable(t.exact(t.type({ inputTokens: t.number, outputTokens: t.number, modelTurns: t.number }))),
-    costUsd: Nullable(t.number),
-    /** Null in crustcore-nano, which does not load the headless module. */
-    durationMs: Nullable(t.number),
-    schemaVersion: t.literal(HEADLESS_SCHEMA),
-  }),
+  t.intersection([
+    t.type({
+      taskId: t.string,
+      outcome: Outcome,
+      exitCode: t.number,
+      reason: t.string,
+      attempts: t.number,
+      patchHash: Nullable(t.string),
+      applied: Nullable(t.string),
+      lastDiagnosis: t.unknown,
+      risks: Strings,
+      hint: Nullable(t.string),
+      worker: t.unknown,
+      verified: Nullable(t.UnknownRecord),
+      stateDir: t.string,
+      inspect: Nullable(t.exact(t.type({ ok: t.boolean, frames: t.number }))),
+      usage: Nullable(t.exact(t.type({ inputTokens: t.number, outputTokens: t.number, modelTurns: t.number }))),
+      costUsd: Nullable(t.number),
+      /** Null in crustcore-nano, which does not load the headless module. */
+      durationMs: Nullable(t.number),
+      schemaVersion: t.literal(HEADLESS_SCHEMA),
+    }),
+    t.partial({
+      /** Repository memory (full build): docs/memory.md. */
+      memory: t.exact(
+        t.partial({
+          observations: t.number,
+          bytes: t.number,
+          dropped: t.number,
+          learned: Nullable(t.number),
+          skipped: t.string,
+        }),
+      ),
+    }),
+  ]),
 );
 export type RunJson = t.TypeOf<typeof RunJson>;
