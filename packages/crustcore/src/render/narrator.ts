@@ -1,6 +1,6 @@
 /**
- * Narration of a task for people (short lines, colors only on a TTY) or for
- * machines (`--output-format stream-json`: see headless.ts). Everything printed that came from a
+ * Narration of a task for people (short lines, colors only on a TTY); the
+ * machine formats are in headless.ts. Everything printed that came from a
  * model, worker or test run is sanitized for the terminal first.
  */
 import type { Writable } from 'node:stream';
