@@ -110,6 +110,17 @@ describe.each(CLIS)('golden: crustcore run --backend %s (the real CLI)', (name) 
         .filter((frame) => frame.kind === 'ModelOutputReceived');
       expect(turns.length).toBeGreaterThanOrEqual(1);
       for (const turn of turns) expect(turn.payload?.costMicros).toBeGreaterThan(0);
+      // --json reports the task's totals from those same charges (docs/headless.md).
+      const charged = turns.map(
+        (turn) => turn.payload as { inputTokens: number; outputTokens: number; costMicros: number },
+      );
+      const sum = (key: 'inputTokens' | 'outputTokens' | 'costMicros') => charged.reduce((n, turn) => n + turn[key], 0);
+      expect(run.json?.usage).toEqual({
+        inputTokens: sum('inputTokens'),
+        outputTokens: sum('outputTokens'),
+        modelTurns: turns.length,
+      });
+      expect(run.json?.costUsd).toBeCloseTo(sum('costMicros') / 1_000_000, 9);
 
       // The key is in no output and in no file under CRUSTCORE_HOME or the repository.
       expect(run.stdout + run.stderr + exported.stdout).not.toContain(TEST_API_KEY);

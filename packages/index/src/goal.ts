@@ -85,7 +85,8 @@ function scoredCode(capsule: RepoCapsule, goal: ReadonlySet<string>): Scored[] {
       const score = nameScore * 4 + pathScore + (symbol.exported ? 1 : 0) + (file.role === 'source' ? 1 : 0);
       scored.push({ path: file.path, line: symbol.line, symbol: symbol.name, kind: symbol.kind, score });
     }
-    if (!symbolHit && pathScore > 0) scored.push({ path: file.path, line: null, symbol: null, kind: null, score: pathScore * 2 });
+    if (!symbolHit && pathScore > 0)
+      scored.push({ path: file.path, line: null, symbol: null, kind: null, score: pathScore * 2 });
   }
   return scored;
 }

@@ -18,8 +18,8 @@ export {
   type SymbolKind,
   SymbolKindCodec,
 } from './capsule.js';
-export { capsuleForGoal, GOAL_RELATED_LIMIT, type GoalCapsule, type GoalCode, goalWords } from './goal.js';
 export { type IndexError, type IndexErrorReason, indexError } from './errors.js';
+export { capsuleForGoal, GOAL_RELATED_LIMIT, type GoalCapsule, type GoalCode, goalWords } from './goal.js';
 export { type FileRole, languageOf, roleOf } from './roles.js';
 export { detectStack, type Ecosystem, MANIFEST_NAMES, type StackEntry, type StackReport } from './stack.js';
 export { extractSymbols } from './symbols/extract.js';

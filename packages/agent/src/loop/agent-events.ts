@@ -29,6 +29,8 @@ export type AgentEvent =
       readonly inputTokens: number;
       readonly outputTokens: number;
       readonly costMicros: number;
+      /** False when the model's price was unknown and `costMicros` is 0 for that reason, not because it was free. */
+      readonly priced: boolean;
       readonly totalTokens: number;
       readonly totalCostMicros: number;
       readonly contextTokens: number;

@@ -335,6 +335,7 @@ export class AgentLoop {
       inputTokens,
       outputTokens,
       costMicros,
+      priced: usage?.priced ?? false,
       totalTokens: this.#usage.inputTokens + this.#usage.outputTokens,
       totalCostMicros: this.#usage.costMicros,
       contextTokens: this.#deps.window.estimateTokens(this.#settings.system, this.#definitions),

@@ -19,8 +19,12 @@ import { makeSampleRepository } from '../demo/make-sample.js';
 import { SAMPLE_FILES, SCRIPTED_EDITS } from '../demo/sample-repo.js';
 import { ScriptedBackend } from '../demo/scripted-backend.js';
 import { approvalChannel } from '../render/approval-channel.js';
-import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../render/narrator.js';
+import { humanNarrator, silentNarrator } from '../render/narrator.js';
+import { runOutputFor } from './run.js';
 import { demoSpec } from './specs.js';
+
+/** The nano build defines `globalThis.CRUSTCORE_NANO` as `true`; the bundler folds the checks. */
+type Nano = { readonly CRUSTCORE_NANO?: boolean };
 
 export const demoCommand: Command = {
   ...demoSpec,
@@ -41,6 +45,34 @@ export const demoCommand: Command = {
     return runDemo(io, { json, streamJson, native: agent === 'native' });
   },
 };
+
+/** The demo's `--json` document. */
+function demoJson(
+  { outcome, inspect, projectDir }: Awaited<ReturnType<typeof runTask>>,
+  at: { readonly taskId: string; readonly repoDir: string; readonly applied: boolean; readonly elapsedMs: number },
+) {
+  return {
+    ok: at.applied && inspect?.ok === true,
+    taskId: at.taskId,
+    outcome: outcome.kind,
+    reason: outcome.reason,
+    attempts: outcome.attempts,
+    patchHash: outcome.patchHash,
+    repo: at.repoDir,
+    stateDir: projectDir,
+    inspect:
+      inspect === null
+        ? null
+        : {
+            ok: inspect.ok,
+            frames: inspect.chain.frames,
+            receipts: inspect.receiptsChecked,
+            artifacts: inspect.artifactsChecked,
+            replay: inspect.replay ?? null,
+          },
+    elapsedMs: at.elapsedMs,
+  };
+}
 
 async function runDemo(
   io: Io,
@@ -69,11 +101,12 @@ async function runDemo(
 
   const taskId = randomIds.taskId();
   const goal = 'make the test suite pass (node --test)';
-  const narrator = options.streamJson
-    ? jsonLinesNarrator(io.stdout)
-    : options.json
-      ? silentNarrator
-      : humanNarrator(io.stdout, s);
+  const base = options.json || options.streamJson ? silentNarrator : humanNarrator(io.stdout, s);
+  // Nano refuses stream-json here (runOutputFor); its build drops the stream's call sites below.
+  const output = options.streamJson ? await runOutputFor('stream-json', io, taskId, base) : null;
+  const narrator = output?.narrator ?? base;
+  if ((globalThis as Nano).CRUSTCORE_NANO !== true)
+    await output?.init(repoDir, null, 'auto', options.native ? 'native' : 'scripted', ['node', '--test']);
   let result: Awaited<ReturnType<typeof runTask>>;
   try {
     result = await runTask({
@@ -100,6 +133,7 @@ async function runDemo(
           home,
           options: {},
           trajectory: agent.demoTrajectory(),
+          ...((globalThis as Nano).CRUSTCORE_NANO !== true && output !== null ? { onEvent: output.onAgentEvent } : {}),
         });
       },
       approvals: approvalChannel('auto', null),
@@ -112,6 +146,7 @@ async function runDemo(
   } catch (error) {
     if (error instanceof SetupError) {
       writeLine(io.stderr, `${io.err.red('error:')} ${error.message}`);
+      if ((globalThis as Nano).CRUSTCORE_NANO !== true) output?.fail('internal', ExitCode.internal, error.message);
       return ExitCode.internal;
     }
     throw error;
@@ -122,33 +157,13 @@ async function runDemo(
   const applied = outcome.kind === 'completed' && fixed !== SAMPLE_FILES['src/calc.js'];
 
   if (options.json) {
-    writeLine(
-      io.stdout,
-      JSON.stringify({
-        ok: applied && inspect?.ok === true,
-        taskId,
-        outcome: outcome.kind,
-        reason: outcome.reason,
-        attempts: outcome.attempts,
-        patchHash: outcome.patchHash,
-        repo: repoDir,
-        stateDir: projectDir,
-        inspect:
-          inspect === null
-            ? null
-            : {
-                ok: inspect.ok,
-                frames: inspect.chain.frames,
-                receipts: inspect.receiptsChecked,
-                artifacts: inspect.artifactsChecked,
-                replay: inspect.replay ?? null,
-              },
-        elapsedMs,
-      }),
-    );
+    writeLine(io.stdout, JSON.stringify(demoJson(result, { taskId, repoDir, applied, elapsedMs })));
     return applied && inspect?.ok === true ? ExitCode.ok : ExitCode.internal;
   }
-  if (options.streamJson) return applied ? ExitCode.ok : ExitCode.internal;
+  if ((globalThis as Nano).CRUSTCORE_NANO !== true && output !== null) {
+    output.result(outcome, applied ? ExitCode.ok : ExitCode.internal, projectDir);
+    return applied ? ExitCode.ok : ExitCode.internal;
+  }
 
   say();
   say(

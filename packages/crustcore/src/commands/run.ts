@@ -10,9 +10,10 @@
  */
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import type { RiskProfile } from '@crustcore/kernel';
-import type { RunTaskResult, TaskOutcomeKind } from '@crustcore/runtime';
+import type { Narrator, RunTaskResult, TaskOutcomeKind } from '@crustcore/runtime';
 import { LedgerBusyError, randomIds, runTask, SetupError, sanitizeForTerminal } from '@crustcore/runtime';
 import { argvHash, decideSandboxCommand } from '@crustcore/sandbox';
 import {
@@ -23,11 +24,14 @@ import {
   splitArgv,
 } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
+import { requireFullBuild } from '../cli/edition.js';
 import { ExitCode } from '../cli/exit-codes.js';
 import { type Io, writeLine } from '../cli/output.js';
 import { crustcoreHome } from '../cli/paths.js';
+import { VERSION } from '../help.js';
 import { approvalChannel } from '../render/approval-channel.js';
-import { humanNarrator, jsonLinesNarrator, silentNarrator } from '../render/narrator.js';
+import type { RunOutput } from '../render/headless.js';
+import { humanNarrator, silentNarrator } from '../render/narrator.js';
 import { loadPackBackend, PACK_BACKENDS } from './pack-backends.js';
 import { runSpec } from './specs.js';
 
@@ -161,6 +165,36 @@ async function withConfig<V extends Readonly<Record<string, unknown>>>(
   return { values: typed, fromConfig: new Map() };
 }
 
+/**
+ * The nano build defines `globalThis.CRUSTCORE_NANO` as `true`, and the bundler then drops every
+ * `CRUSTCORE_NANO !== true` branch below with the code it guards (written out at each site: a
+ * module constant would not be folded). Nano runs no backend that reports model use and refuses
+ * stream-json, so the headless output stays out of its size budget.
+ */
+type Nano = { readonly CRUSTCORE_NANO?: boolean };
+
+/** Stream-json, usage totals and the text usage line (render/headless.ts), loaded when a task runs. */
+export async function runOutputFor(
+  format: 'text' | 'json' | 'stream-json',
+  io: { readonly stdout: Writable },
+  sessionId: string,
+  base: Narrator,
+): Promise<RunOutput | null> {
+  if ((globalThis as Nano).CRUSTCORE_NANO !== true) {
+    const { runOutput } = await import('../render/headless.js');
+    return runOutput(format, io.stdout, sessionId, base, VERSION);
+  }
+  if (format === 'stream-json') requireFullBuild('--output-format stream-json');
+  return null;
+}
+
+/** Repository memory for the task (full build only: the define drops this import from nano). */
+async function repositoryMemory(...args: Parameters<typeof import('./task-memory.js').runTaskMemory>) {
+  // The guarded branch form: esbuild folds the define and drops the branch, not code after a return.
+  if ((globalThis as Nano).CRUSTCORE_NANO !== true) return (await import('./task-memory.js')).runTaskMemory(...args);
+  return null;
+}
+
 export const runCommand: Command = {
   ...runSpec,
   async run(args, io) {
@@ -234,12 +268,11 @@ export const runCommand: Command = {
     // Nobody could answer the approval at the end: say so before any work is done.
     if (approve === 'ask' && !canAsk) throw new UsageError(NO_TERMINAL_FOR_ASK);
     const style = format === 'text' ? io.out : io.err;
-    const narrator =
-      format === 'stream-json'
-        ? jsonLinesNarrator(io.stdout)
-        : format === 'json'
-          ? silentNarrator
-          : humanNarrator(io.stdout, style);
+    const taskId = randomIds.taskId();
+    const base = format === 'json' || format === 'stream-json' ? silentNarrator : humanNarrator(io.stdout, style);
+    // Token and cost totals come from what the kernel was charged, in every format.
+    const output = await runOutputFor(format, io, taskId, base);
+    const narrator = output?.narrator ?? base;
     const stop = new AbortController();
     let interrupts = 0;
     const onSigint = (): void => {
@@ -262,12 +295,9 @@ export const runCommand: Command = {
       () => stop.abort(new DOMException('the time limit (--timeout) ran out', 'TimeoutError')),
       timeoutSeconds * 1_000,
     );
-    const taskId = randomIds.taskId();
-    // Repository memory (full build only: the define drops this import from nano).
-    const memory =
-      (globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO === true
-        ? null
-        : await (await import('./task-memory.js')).runTaskMemory(io, dir, typed.goal, values, format);
+    if ((globalThis as Nano).CRUSTCORE_NANO !== true)
+      await output?.init(dir, values.model ?? null, approve, backendName, verifyArgv);
+    const memory = await repositoryMemory(io, dir, typed.goal, values, format, taskId);
     try {
       const result = await runTask({
         ...memory?.taskOptions,
@@ -299,8 +329,8 @@ export const runCommand: Command = {
             options: packOptions,
             note,
             repository: dir,
-            ...(format === 'stream-json'
-              ? { onEvent: (event: unknown) => io.stdout.write(`${JSON.stringify({ type: 'agent', event })}\n`) }
+            ...((globalThis as Nano).CRUSTCORE_NANO !== true && output !== null
+              ? { onEvent: output.onAgentEvent }
               : {}),
           });
         },
@@ -321,6 +351,7 @@ export const runCommand: Command = {
       });
       const exit = EXIT_FOR_OUTCOME[result.outcome.kind];
       const learned = await memory?.finish(taskId);
+      if ((globalThis as Nano).CRUSTCORE_NANO !== true) output?.result(result.outcome, exit, result.projectDir);
       if (format === 'json') {
         writeLine(
           io.stdout,
@@ -340,6 +371,12 @@ export const runCommand: Command = {
             stateDir: result.projectDir,
             inspect: result.inspect === null ? null : { ok: result.inspect.ok, frames: result.inspect.chain.frames },
             ...learned,
+            ...(((globalThis as Nano).CRUSTCORE_NANO !== true && output?.jsonFields()) || {
+              usage: null,
+              costUsd: null,
+              durationMs: null,
+              schemaVersion: 1,
+            }),
           }),
         );
       } else if (format === 'text') {
@@ -347,17 +384,26 @@ export const runCommand: Command = {
           writeLine(io.stderr, `${io.err.red('error:')} ${sanitizeForTerminal(result.outcome.reason)}`);
         const hint = autoRiskHint(result, approve);
         if (hint !== null) writeLine(io.stderr, `${io.err.yellow('hint:')} ${hint}`);
+        if ((globalThis as Nano).CRUSTCORE_NANO !== true && output !== null)
+          writeLine(io.stdout, io.out.dim(output.textLine()));
         writeLine(io.stdout, io.out.dim(`log: crustcore inspect --dir ${result.projectDir} --task ${taskId}`));
       }
       return exit;
     } catch (error) {
       if (error instanceof LedgerBusyError) {
         writeLine(io.stderr, `${io.err.red('busy:')} ${error.message}`);
+        if ((globalThis as Nano).CRUSTCORE_NANO !== true) output?.fail('busy', ExitCode.busy, error.message);
         return ExitCode.busy;
       }
       if (error instanceof SetupError) {
         writeLine(io.stderr, `${io.err.red('error:')} ${error.message}`);
+        if ((globalThis as Nano).CRUSTCORE_NANO !== true) output?.fail('internal', ExitCode.internal, error.message);
         return ExitCode.internal;
+      }
+      // A script reading the stream still gets its last line; the error itself goes to stderr as before.
+      if ((globalThis as Nano).CRUSTCORE_NANO !== true) {
+        const usage = error instanceof UsageError;
+        output?.fail(usage ? 'usage' : 'internal', usage ? ExitCode.usage : ExitCode.internal, String(error));
       }
       throw error;
     } finally {

@@ -173,6 +173,8 @@ export function runTaskMemory(
   goal: string,
   values: { readonly 'no-memory'?: boolean; readonly 'database-url'?: string },
   format: string,
+  /** The task id: stream-json lines carry it as `session_id` (docs/headless.md). */
+  sessionId?: string,
 ): Promise<TaskMemory> {
   return startTaskMemory({
     io,
@@ -182,7 +184,8 @@ export function runTaskMemory(
     databaseUrl: values['database-url'] ?? (io.env.CRUSTCORE_DATABASE_URL || undefined),
     say: (line, warn) => {
       if (format === 'text') writeLine(io.stdout, warn ? io.out.yellow(line) : io.out.dim(line));
-      else if (format === 'stream-json') writeLine(io.stdout, JSON.stringify({ type: 'memory', text: line }));
+      else if (format === 'stream-json')
+        writeLine(io.stdout, JSON.stringify({ type: 'memory', text: line, session_id: sessionId }));
     },
   });
 }

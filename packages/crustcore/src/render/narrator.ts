@@ -1,6 +1,6 @@
 /**
- * Narration of a task for people (short lines, colors only on a TTY) or for
- * machines (one JSON object per line). Everything printed that came from a
+ * Narration of a task for people (short lines, colors only on a TTY); the
+ * machine formats are in headless.ts. Everything printed that came from a
  * model, worker or test run is sanitized for the terminal first.
  */
 import type { Writable } from 'node:stream';
@@ -108,18 +108,6 @@ export function humanNarrator(stream: Writable, style: Style, options: { readonl
     },
     note(kind: string, detail: Record<string, unknown>): void {
       if (options.verbose) line(style.dim(`  ${kind} ${sanitizeForTerminal(JSON.stringify(detail))}`));
-    },
-  };
-}
-
-/** `--output-format stream-json`: one JSON object per line, nothing else on stdout. */
-export function jsonLinesNarrator(stream: Writable): Narrator {
-  return {
-    event(event, actions) {
-      stream.write(`${JSON.stringify({ type: 'event', event, actions })}\n`);
-    },
-    note(kind, detail) {
-      stream.write(`${JSON.stringify({ type: 'note', kind, detail })}\n`);
     },
   };
 }
