@@ -12,5 +12,5 @@ export const sharedProject: UserWorkspaceConfig = {
   ssr: { resolve: { conditions, externalConditions: ['source'] } },
   // Projects do not inherit the root's test options. Real processes, sandboxes and
   // databases on a 2-core machine need more than vitest's 5 s default.
-  test: { testTimeout: 60_000, hookTimeout: 120_000 },
+  test: { testTimeout: 180_000, hookTimeout: 300_000 },
 };

@@ -4,6 +4,6 @@ import { sharedProject } from '../vitest.shared.js';
 export default mergeConfig(
   sharedProject,
   defineProject({
-    test: { include: ['**/*.test.ts'], exclude: ['**/node_modules/**', '**/fixtures/**'], testTimeout: 60_000 },
+    test: { include: ['**/*.test.ts'], exclude: ['**/node_modules/**', '**/fixtures/**'], testTimeout: 300_000 },
   }),
 );

@@ -219,7 +219,7 @@ describe('apply journal under SIGKILL', () => {
     };
     await Promise.all(slots.map(work));
     expect(seen.old + seen.new).toBe(applySteps + 1);
-  }, 120_000);
+  }, 600_000);
 
   it('every recovery step: recovery killed there and re-run gives the same all-old tree', async () => {
     // Crash in the middle of the batch, count the recovery steps on a throwaway copy.
@@ -243,7 +243,7 @@ describe('apply journal under SIGKILL', () => {
       }
     };
     await Promise.all(slots.map(work));
-  }, 120_000);
+  }, 600_000);
 
   it(`${RANDOM_TRIALS} random kills (step, mid-write, timer; some recoveries killed too)`, async () => {
     let seed = 0x5eed;
