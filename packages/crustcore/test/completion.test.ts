@@ -64,7 +64,10 @@ describe('bash', () => {
   });
 
   it('completes command names, actions, flags, flag values and files', () => {
-    expect(bashComplete(['crustcore', 're'])).toEqual(['recover', 'resume', 'restore']);
+    // Every command whose name starts with the word, in the specs' order (a new command is counted, not listed).
+    const startingWithRe = model.map((c) => c.name).filter((name) => name.startsWith('re'));
+    expect(startingWithRe).toEqual(expect.arrayContaining(['recover', 'resume', 'restore']));
+    expect(bashComplete(['crustcore', 're'])).toEqual(startingWithRe);
     expect(bashComplete(['crustcore', ''])).toEqual(expect.arrayContaining(model.map((c) => c.name)));
     expect(bashComplete(['crustcore', 'secret', ''])).toEqual(['set', 'list', 'rm']);
     expect(bashComplete(['crustcore', 'completion', 'z'])).toEqual(['zsh']);
