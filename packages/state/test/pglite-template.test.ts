@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PgliteInstance } from '../src/pglite-db.js';
+import { PGLITE_SETTINGS, PgliteInstance } from '../src/pglite-db.js';
 import { installedPgliteVersion, templateFor, templatePath } from '../src/pglite-template.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'crustcore-pglite-template-'));
@@ -50,6 +50,11 @@ describe('the empty-cluster template', () => {
     expect(templateFor(dataDir)).toBeUndefined();
     const second = await openDb(dataDir);
     expect((await second.db.query<{ body: string }>('SELECT body FROM notes')).rows).toEqual([{ body: 'kept' }]);
+    // The start-up settings hold over what initdb wrote into the cluster's postgresql.conf.
+    for (const [name, value] of Object.entries(PGLITE_SETTINGS)) {
+      const shown = await second.db.query<{ value: string }>('SELECT current_setting($1) AS value', [name]);
+      expect(shown.rows, name).toEqual([{ value }]);
+    }
     await second.instance.close();
   });
 });
