@@ -7,8 +7,9 @@
  * adds a dependency (a person must see it), and a dependency whose install
  * script must not run without approval.
  */
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildCli, makeRepo, type Sandbox } from './cli-harness.js';
@@ -19,8 +20,13 @@ vi.setConfig({ testTimeout: 300_000, hookTimeout: 600_000 });
 
 const EXIT = { ok: 0, denied: 4 };
 const scratch = mkdtempSync(join(tmpdir(), 'crustcore-real-npm-'));
-/** One npm cache for the whole file: each package is downloaded once. */
-const npmCache = join(scratch, 'npm-cache');
+/**
+ * One npm cache for every run of this file, kept between runs (npm's cache is safe for concurrent
+ * use): each package is downloaded once per machine, and `--prefer-offline` answers the metadata
+ * from it. A fresh cache per run cost most of this file's CPU, in downloads that prove nothing.
+ */
+const npmCache = join(homedir(), '.cache', 'crustcore-golden', 'npm-cache');
+mkdirSync(npmCache, { recursive: true });
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const MONOREPO: Readonly<Record<string, string>> = {
@@ -170,7 +176,8 @@ describe('golden: a patch that adds a dependency', () => {
   it('verifies against a fresh setup of the new lockfile, and --approve auto does not apply it', () => {
     const box = makeRepo({ 'README.md': 'placeholder\n' });
     rmSync(box.repo, { recursive: true, force: true });
-    cpSync(installed.repo, box.repo, { recursive: true, verbatimSymlinks: true });
+    // cp(1), not cpSync: the installed tree is hundreds of MB in thousands of files.
+    execFileSync('cp', ['-a', installed.repo, box.repo]);
     // The next lockfile, made by real npm beside the repo; the worker copies it in (it has no network).
     const next = join(box.root, 'next');
     cpSync(box.repo, next, {
