@@ -187,7 +187,7 @@ beforeAll(async () => {
   release = join(work, 'release');
   xtask('release', '--no-build', '--out', release, '--key', join(work, 'key', 'crustcore.key'), '--key-id', keyId);
   registryUrl = await startRegistry(work);
-}, 120_000);
+}, 300_000);
 
 afterAll(() => {
   registry?.kill();
