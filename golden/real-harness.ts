@@ -1,7 +1,7 @@
 /**
  * Realistic projects for the real-* golden tests: built by the test itself,
  * dependencies installed from the npm registry at test time with one npm
- * cache per test file (so each file downloads a package once), committed
+ * cache per test file, kept between runs (so a package is downloaded once), committed
  * with their lockfile, node_modules gitignored as in any real project.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -56,7 +56,16 @@ export function git(box: Sandbox, ...args: string[]): string {
 export function npm(cwd: string, cache: string, args: readonly string[]): string {
   return execFileSync(
     'npm',
-    [...args, '--cache', cache, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'],
+    [
+      ...args,
+      '--cache',
+      cache,
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--no-update-notifier',
+      '--loglevel=error',
+    ],
     {
       cwd,
       encoding: 'utf8',

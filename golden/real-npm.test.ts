@@ -7,8 +7,9 @@
  * adds a dependency (a person must see it), and a dependency whose install
  * script must not run without approval.
  */
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildCli, makeRepo, type Sandbox } from './cli-harness.js';
@@ -19,8 +20,13 @@ vi.setConfig({ testTimeout: 300_000, hookTimeout: 600_000 });
 
 const EXIT = { ok: 0, denied: 4 };
 const scratch = mkdtempSync(join(tmpdir(), 'crustcore-real-npm-'));
-/** One npm cache for the whole file: each package is downloaded once. */
-const npmCache = join(scratch, 'npm-cache');
+/**
+ * One npm cache for every run of this file, kept between runs (npm's cache is safe for concurrent
+ * use): each package is downloaded once per machine, and `--prefer-offline` answers the metadata
+ * from it. A fresh cache per run cost most of this file's CPU, in downloads that prove nothing.
+ */
+const npmCache = join(homedir(), '.cache', 'crustcore-golden', 'npm-cache');
+mkdirSync(npmCache, { recursive: true });
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const MONOREPO: Readonly<Record<string, string>> = {
@@ -63,8 +69,12 @@ const MONOREPO: Readonly<Record<string, string>> = {
 // vitest 4 cannot start under the verify profile's 16 GiB RLIMIT_AS today (V8 reserves its WebAssembly
 // memory up front: ENVIRONMENT.md, "Runtimes under limits"); its task fails until the sandbox limits
 // memory another way. It stays here on purpose: it is the test of that fix.
+const FIX_CALC = "sed -i 's/a - b/a + b/' packages/calc/index.js";
+/** A worker that needs a dependency's binary by its bare name, as `npx`-less agents do. */
+const FIX_CALC_WITH_MOCHA = `command -v mocha >/dev/null && ${FIX_CALC}`;
 const FIXES: readonly (readonly [string, string, string])[] = [
-  ['mocha', 'packages/calc', "sed -i 's/a - b/a + b/' packages/calc/index.js"],
+  // Its worker needs mocha on PATH: the control without the environment is the test before these.
+  ['mocha (the worker finds it on PATH)', 'packages/calc', FIX_CALC_WITH_MOCHA],
   ['vitest', 'packages/web', "sed -i \"s/'_'/'-'/\" packages/web/src/slug.js"],
   ['jest (own node_modules)', 'packages/legacy', "sed -i 's/ + 1;/;/' packages/legacy/index.js"],
   ['typescript build step', 'packages/shapes', "sed -i 's/w + h/w * h/' packages/shapes/src/area.ts"],
@@ -109,28 +119,24 @@ describe('golden: real npm projects with installed dependencies', () => {
     }
   });
 
+  it("control: without the environment the worker does not find the project's tools on PATH", () => {
+    const control = runFix(installed, 'packages/calc', FIX_CALC_WITH_MOCHA, [
+      '--no-environment',
+      '--max-revisits',
+      '0',
+    ]);
+    expect(control.json, control.stdout + control.stderr).not.toMatchObject({ outcome: 'completed' });
+    expect(readFileSync(join(installed.repo, 'packages/calc/index.js'), 'utf8')).toBe(
+      MONOREPO['packages/calc/index.js'],
+    );
+  });
+
   it.each(FIXES)('%s: worker fix → verified → applied', (_name, workspace, script) => {
     const run = runFix(installed, workspace, script);
     expect(run.status, run.stdout + run.stderr).toBe(EXIT.ok);
     expect(run.json).toMatchObject({ outcome: 'completed' });
     npm(installed.repo, npmCache, ['test', '-w', workspace]);
     commitAll(installed, `fix ${workspace}`);
-  });
-
-  it("the worker finds the project's own tools on PATH (control: without the environment it cannot)", () => {
-    writeFiles(installed.repo, { 'packages/calc/index.js': MONOREPO['packages/calc/index.js'] as string });
-    commitAll(installed, 'regress calc');
-    // A worker that needs a dependency's binary by its bare name, as `npx`-less agents do.
-    const script = `command -v mocha >/dev/null && ${(FIXES[0] as readonly string[])[2]}`;
-    const control = runFix(installed, 'packages/calc', script, ['--no-environment', '--max-revisits', '0']);
-    expect(control.json, control.stdout + control.stderr).not.toMatchObject({ outcome: 'completed' });
-    expect(readFileSync(join(installed.repo, 'packages/calc/index.js'), 'utf8')).toBe(
-      MONOREPO['packages/calc/index.js'],
-    );
-    const run = runFix(installed, 'packages/calc', script);
-    expect(run.status, run.stdout + run.stderr).toBe(EXIT.ok);
-    expect(run.json).toMatchObject({ outcome: 'completed' });
-    commitAll(installed, 'fix calc again');
   });
 });
 
@@ -148,7 +154,7 @@ describe('golden: the same project without node_modules', () => {
 
   it('setup runs (npm ci --ignore-scripts in the setup profile), verified, applied; the second task hits the cache', () => {
     expect(existsSync(join(clone.repo, 'node_modules'))).toBe(false);
-    const first = runFix(clone, 'packages/calc', (FIXES[0] as readonly string[])[2] as string);
+    const first = runFix(clone, 'packages/calc', FIX_CALC);
     expect(first.status, first.stdout + first.stderr).toBe(EXIT.ok);
     const environments = join(clone.home, 'environments');
     const keys = readdirSync(environments).filter((name) => !name.startsWith('.'));
@@ -170,7 +176,8 @@ describe('golden: a patch that adds a dependency', () => {
   it('verifies against a fresh setup of the new lockfile, and --approve auto does not apply it', () => {
     const box = makeRepo({ 'README.md': 'placeholder\n' });
     rmSync(box.repo, { recursive: true, force: true });
-    cpSync(installed.repo, box.repo, { recursive: true, verbatimSymlinks: true });
+    // cp(1), not cpSync: the installed tree is hundreds of MB in thousands of files.
+    execFileSync('cp', ['-a', installed.repo, box.repo]);
     // The next lockfile, made by real npm beside the repo; the worker copies it in (it has no network).
     const next = join(box.root, 'next');
     cpSync(box.repo, next, {
@@ -184,7 +191,7 @@ describe('golden: a patch that adds a dependency', () => {
       'packages/calc/index.js': MONOREPO['packages/calc/index.js'] as string,
     });
     commitAll(box, 'prepare');
-    const script = `cp .next/package-lock.json package-lock.json && cp .next/calc.json packages/calc/package.json && ${(FIXES[0] as readonly string[])[2]}`;
+    const script = `cp .next/package-lock.json package-lock.json && cp .next/calc.json packages/calc/package.json && ${FIX_CALC}`;
     const run = runFix(box, 'packages/calc', script);
     expect(run.status, run.stdout + run.stderr).toBe(EXIT.denied);
     expect(recordedRisks(box.home)).toContain('dependencies-changed');
