@@ -12,5 +12,10 @@ export const sharedProject: UserWorkspaceConfig = {
   ssr: { resolve: { conditions, externalConditions: ['source'] } },
   // Projects do not inherit the root's test options. Real processes, sandboxes and
   // databases on a 2-core machine need more than vitest's 5 s default.
-  test: { testTimeout: 180_000, hookTimeout: 300_000 },
+  test: {
+    testTimeout: 180_000,
+    hookTimeout: 300_000,
+    // CRUSTCORE_CPU_LOG=FILE records each file's CPU (scripts/cpu-per-file.ts); a no-op otherwise.
+    setupFiles: [new URL('./scripts/cpu-per-file.ts', import.meta.url).pathname],
+  },
 };

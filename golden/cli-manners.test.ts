@@ -8,7 +8,7 @@
  * as stdout (or stderr), so the very first write fails with EPIPE.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, CLI, crustcore, makeRepo, mapBounded, NODE_REPO, REPO_ROOT } from './cli-harness.js';
@@ -33,6 +33,13 @@ except subprocess.TimeoutExpired:
     print("hung")
 `;
 
+/**
+ * The system interpreter runs the closed-pipe runner: a `python3` found first on PATH may be
+ * a version-manager shim (pyenv's is a bash script costing ~0.6 s of CPU per start here),
+ * and this file starts the runner over sixty times. The interpreter is test plumbing only.
+ */
+const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+
 const closedPipeArgv = (which: 'stdout' | 'stderr', args: readonly string[]): string[] => [
   '-c',
   CLOSED_PIPE_RUNNER,
@@ -49,14 +56,14 @@ const closedPipeEnv = (home: string) => ({
 });
 
 function runWithClosedPipe(which: 'stdout' | 'stderr', args: readonly string[], home: string): string {
-  const result = spawnSync('python3', closedPipeArgv(which, args), { encoding: 'utf8', env: closedPipeEnv(home) });
+  const result = spawnSync(PYTHON, closedPipeArgv(which, args), { encoding: 'utf8', env: closedPipeEnv(home) });
   return (result.stdout + result.stderr).trim();
 }
 
 /** The same, without blocking: several run side by side (each is its own process and pipe). */
 function runWithClosedPipeAsync(which: 'stdout' | 'stderr', args: readonly string[], home: string): Promise<string> {
   return new Promise((done) => {
-    execFile('python3', closedPipeArgv(which, args), { encoding: 'utf8', env: closedPipeEnv(home) }, (_e, out, err) =>
+    execFile(PYTHON, closedPipeArgv(which, args), { encoding: 'utf8', env: closedPipeEnv(home) }, (_e, out, err) =>
       done((out + err).trim()),
     );
   });
