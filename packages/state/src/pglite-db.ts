@@ -55,6 +55,13 @@ const startParams = (defaults: readonly string[]): string[] => [
 const loadFrom = (tarball: Blob | undefined): { loadDataDir?: Blob } =>
   tarball === undefined ? {} : { loadDataDir: tarball };
 
+/**
+ * PostgreSQL's cache of table pages. The cluster's own setting (128MB from initdb) is zeroed in
+ * WebAssembly at every start: about 0.8 s of CPU and 150 MB of memory per process, for databases
+ * (tasks, jobs, memories) that fit in a few MB. A cache size never changes what is durable.
+ */
+export const PGLITE_SHARED_BUFFERS = '16MB';
+
 /** One running PGlite database and the lock on its directory. */
 export class PgliteInstance {
   readonly #pg: PGlite;
@@ -82,6 +89,7 @@ export class PgliteInstance {
     try {
       const { PGlite } = await import('@electric-sql/pglite');
       const pg = await PGlite.create({
+        startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
         ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
         // No snapshot given: a new cluster starts from the build's empty-cluster template (no initdb).
         ...loadFrom(options.loadSnapshot ?? templateFor(options.dataDir)),
