@@ -58,7 +58,10 @@ describe('the empty-cluster template', () => {
     await second.instance.close();
   });
 
-  it('is written into a new directory by Node, PG_VERSION last: a half-written directory is written again', async () => {
+  // A hang guard, not a bound: a PGlite start takes tens of seconds on a loaded 2-core machine.
+  it('is written into a new directory by Node, PG_VERSION last: a half-written directory is written again', {
+    timeout: 180_000,
+  }, async () => {
     const dataDir = join(scratch, 'half-written');
     expect(unpackTemplate(dataDir)).toBe(true);
     expect(readFileSync(join(dataDir, 'PG_VERSION'), 'utf8').trim()).toMatch(/^\d+$/);
