@@ -34,8 +34,10 @@ beforeAll(async () => {
   daemon = new DaemonProcess(daemonEnv, [
     '--lease-ms',
     '5000',
+    // Every poll is a claim query on the one PGlite; jobs are awaited by their log lines, never by
+    // how soon they are claimed, so a slower poll costs only latency.
     '--poll-ms',
-    '200',
+    '1000',
     '--workers',
     '2',
     '--approval-timeout',

@@ -9,21 +9,40 @@
  * first request of a session gets the bundle (inside the untrusted fence of
  * the native agent's task prompt) and later requests only continue it.
  *
+ * The tests that need a nugget share one repository and its store (every
+ * `crustcore memory add` starts the embedded database, seconds of CPU): each
+ * of them starts from the base commit's work tree, and each asserts on its
+ * own task (the memory a task learned carries its task id).
+ *
  * The worker (a node program outside the repository) copies the observations
  * it was given into `seen-input.json` in its worktree, so they travel in the
  * patch: applied (`--approve auto`) or kept (`crustcore diff --export`).
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openMemoryStore } from '@crustcore/memory';
+import { DataDirLock } from '@crustcore/state';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { registryFor, startModelServer } from './agent/model-server.js';
 import { buildCli, CLI, crustcore, makeRepo, NODE_REPO, type Sandbox } from './cli-harness.js';
 
-beforeAll(() => buildCli(), 300_000);
-
 const NUGGET = 'Arithmetic helpers in src/math.js stay pure: no logging, no globals';
+
+let stored: Sandbox;
+beforeAll(() => {
+  buildCli();
+  stored = makeRepo(NODE_REPO);
+  const added = crustcore(stored, ['memory', 'add', NUGGET]);
+  expect(added.status, added.stderr).toBe(0);
+}, 300_000);
+
+/** The shared repository as its base commit left it (an earlier test may have applied a patch). */
+function atBase(box: Sandbox): Sandbox {
+  execFileSync('git', ['checkout', '-q', '--', '.'], { cwd: box.repo });
+  execFileSync('git', ['clean', '-qfd'], { cwd: box.repo });
+  expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toBe(NODE_REPO['src/math.js']);
+  return box;
+}
 
 interface Observation {
   readonly source: string;
@@ -63,9 +82,7 @@ const memoryDirs = (box: Sandbox): string[] => {
 
 describe('crustcore run uses repository memory', { timeout: 900_000 }, () => {
   it('gives a nugget and the capsule to the worker; --no-memory gives nothing', () => {
-    const box = makeRepo(NODE_REPO);
-    const added = crustcore(box, ['memory', 'add', NUGGET]);
-    expect(added.status, added.stderr).toBe(0);
+    const box = atBase(stored);
     const worker = observingWorker(box);
 
     // CONTROL first (nothing applied with deny, so the repository stays as it was): no observations.
@@ -118,8 +135,7 @@ describe('crustcore run uses repository memory', { timeout: 900_000 }, () => {
   });
 
   it('learns the failure of attempt 1 and the fix of attempt 2 on its own', () => {
-    const box = makeRepo(NODE_REPO);
-    expect(crustcore(box, ['memory', 'add', NUGGET]).status).toBe(0);
+    const box = atBase(stored);
     const run = crustcore(box, [
       'run',
       '--goal',
@@ -135,20 +151,29 @@ describe('crustcore run uses repository memory', { timeout: 900_000 }, () => {
     expect((run.json?.memory as { learned: number } | undefined)?.learned).toBeGreaterThanOrEqual(1);
     const listed = crustcore(box, ['memory', 'list', '--kind', 'failure', '--json']);
     expect(listed.status, listed.stderr).toBe(0);
-    const failures = (listed.json?.memories ?? []) as { body: string; fix: string | null; source: string }[];
-    expect(failures.length).toBeGreaterThanOrEqual(1);
-    const failure = failures[0];
+    const failures = (listed.json?.memories ?? []) as {
+      body: string;
+      fix: string | null;
+      source: string;
+      taskId: string | null;
+    }[];
+    // This task's own failure memory (the store is shared with the other tests).
+    const failure = failures.find((m) => m.taskId === run.json?.taskId);
+    expect(failure, JSON.stringify(failures)).toBeDefined();
     expect(failure?.source).toBe('verifier');
     expect(failure?.body).toContain('while working on: fix add');
     expect(failure?.fix).toContain('add() now adds: a + b');
   });
 
-  it('skips a store another process holds, with one line, and the task completes', async () => {
-    const box = makeRepo(NODE_REPO);
-    expect(crustcore(box, ['memory', 'add', NUGGET]).status).toBe(0);
+  it('skips a store another process holds, with one line, and the task completes', () => {
+    const box = atBase(stored);
     const [dataDir] = memoryDirs(box);
     expect(dataDir).toBeDefined();
-    const held = await openMemoryStore({ clock: () => 0, dataDir: String(dataDir) });
+    // The holder's part that a second opener meets first: the data directory's lock (a holder takes
+    // it before PGlite starts), held here by this process. Unheld, this very store reaches the worker
+    // (the first test's run, the control).
+    expect(memoryDirs(box)).toHaveLength(1);
+    const held = DataDirLock.acquire(String(dataDir));
     if (held._tag === 'Left') throw new Error(held.left.reason);
     try {
       const run = crustcore(box, ['run', '--goal', 'fix add', '--worker', observingWorker(box), '--approve', 'auto']);
@@ -159,7 +184,7 @@ describe('crustcore run uses repository memory', { timeout: 900_000 }, () => {
       expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toContain('a + b');
       expect(seenIn(join(box.repo, 'seen-input.json'))).toBeNull();
     } finally {
-      await held.right.db.close();
+      held.right.release();
     }
   });
 });

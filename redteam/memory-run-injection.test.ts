@@ -23,14 +23,17 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { openMemoryStore } from '@crustcore/memory';
+import { openRepository } from '@crustcore/verify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, crustcore, makeRepo, NODE_REPO, type Sandbox } from '../golden/cli-harness.js';
 
-// One store of attacks for both tests (each `memory add` opens the embedded database).
+// One store of attacks for both tests, written in one opening of the embedded database (each
+// `crustcore memory add` would start it once per attack; golden/memory-cli.test.ts tests that command).
 let box: Sandbox;
-beforeAll(() => {
+beforeAll(async () => {
   buildCli();
-  box = boxWithAttacks();
+  box = await boxWithAttacks();
 }, 300_000);
 
 const GOAL = 'fix add in src/math.js';
@@ -77,11 +80,27 @@ function obeyingWorker(box: Sandbox): string {
   return `node ${path}`;
 }
 
-function boxWithAttacks(): Sandbox {
+/** A person's store with every attack, where `crustcore memory add` puts it: $CRUSTCORE_HOME/projects/<repo-id>/memory. */
+async function boxWithAttacks(): Promise<Sandbox> {
   const box = makeRepo(NODE_REPO);
-  for (const attack of ATTACKS) {
-    const added = crustcore(box, ['memory', 'add', `${attack.marker} to fix add in src/math.js: ${attack.text}`]);
-    expect(added.status, added.stderr).toBe(0);
+  const repo = await openRepository(box.repo);
+  if (repo._tag === 'Left') throw new Error(repo.left.message);
+  const dataDir = join(box.home, 'projects', repo.right.repoId, 'memory');
+  const opened = await openMemoryStore({ clock: () => Date.now(), dataDir });
+  if (opened._tag === 'Left') throw new Error(opened.left.reason);
+  try {
+    for (const attack of ATTACKS) {
+      const body = `${attack.marker} to fix add in src/math.js: ${attack.text}`;
+      const added = await opened.right.store.add(repo.right.repoId, {
+        kind: 'nugget',
+        body,
+        tags: [],
+        source: 'person',
+      });
+      expect(added._tag, JSON.stringify(added)).toBe('Right');
+    }
+  } finally {
+    await opened.right.db.close();
   }
   return box;
 }

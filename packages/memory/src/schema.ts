@@ -57,7 +57,8 @@ export const vectorMigration = (ns: string, dimensions: number): MemoryMigration
   ],
 });
 
-const checksum = (migration: MemoryMigration): string =>
+/** What `crust_memory_migrations` records for `migration`: a changed statement is another migration. */
+export const migrationChecksum = (migration: MemoryMigration): string =>
   sha256Hex(`${migration.id}\n${migration.statements.join('\n;\n')}`);
 
 /** Applies `migration` once (serialized across processes by an advisory lock); true when this call applied it. */
@@ -75,17 +76,35 @@ export async function applyMemoryMigration(db: Db, migration: MemoryMigration): 
       [migration.id],
     );
     if (done.rows.length > 0) {
-      if (done.rows[0]?.checksum !== checksum(migration))
+      if (done.rows[0]?.checksum !== migrationChecksum(migration))
         throw new Error(`memory migration ${migration.id} was recorded with another checksum`);
       return false;
     }
     for (const statement of migration.statements) await tx.query(statement);
     await tx.query('INSERT INTO crust_memory_migrations (id, checksum) VALUES ($1::text, $2::text)', [
       migration.id,
-      checksum(migration),
+      migrationChecksum(migration),
     ]);
     return true;
   });
+}
+
+/**
+ * One catalog read: whether this schema has the migration record yet (null when not: a new store),
+ * and the schemas of the two extensions where installed.
+ */
+export async function installedFeatures(
+  db: DbExecutor,
+): Promise<{ readonly trigramNs: string | null; readonly vectorNs: string | null } | null> {
+  const found = await db.query<{ recorded: boolean; trgm: string | null; vector: string | null }>(
+    `SELECT to_regclass('crust_memory_migrations') IS NOT NULL AS recorded,
+       (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm') AS trgm,
+       (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector') AS vector`,
+  );
+  const row = found.rows[0];
+  if (row === undefined || !row.recorded) return null;
+  const named = (ns: string | null): string | null => (ns !== null && SCHEMA_NAME.test(ns) ? ns : null);
+  return { trigramNs: named(row.trgm), vectorNs: named(row.vector) };
 }
 
 /** The schema holding an installed extension, or null when it is not installed in this database. */

@@ -11,7 +11,15 @@ import { DEFAULT_DIMENSIONS, type Embedder, HashingEmbedder } from './embedder.j
 import { type MemoryInvalid, type MemoryNotFound, memoryInvalid } from './errors.js';
 import { type Clock, type RankedMemory, rankCandidates } from './ranking.js';
 import { MEMORY_COLUMNS, type MemoryRow, memoryFromRow, realArrayLiteral, textArrayLiteral } from './rows.js';
-import { applyMemoryMigration, BASE_MIGRATION, ensureExtension, trigramMigration, vectorMigration } from './schema.js';
+import {
+  applyMemoryMigration,
+  BASE_MIGRATION,
+  ensureExtension,
+  installedFeatures,
+  migrationChecksum,
+  trigramMigration,
+  vectorMigration,
+} from './schema.js';
 import { type Capabilities, lexicalCandidates, semanticCandidates, semanticPlan } from './search.js';
 import { MEMORY_KINDS, type Memory, type MemoryKind, type NewMemory } from './types.js';
 import { validateNewMemory, validateRepoId } from './validate.js';
@@ -35,6 +43,29 @@ export const MAX_RESULTS = 100;
 
 const memoryId = (repoId: string, kind: string, body: string): string =>
   `m_${sha256Hex(`${repoId}\n${kind}\n${body}`).slice(0, 16)}`;
+
+/**
+ * The open of a store that is already complete — both extensions installed and every migration they
+ * call for recorded with the checksum this build would record — in two catalog reads, no transaction
+ * and no lock. Anything else (a new store, a missing extension, another checksum) returns null and
+ * takes the full path below, which creates, records, or refuses.
+ */
+async function completeCapabilities(db: Db, embedder: Embedder): Promise<Capabilities | null> {
+  const found = await installedFeatures(db);
+  if (found === null || found.trigramNs === null || found.vectorNs === null) return null;
+  const wanted = [
+    BASE_MIGRATION,
+    trigramMigration(found.trigramNs),
+    vectorMigration(found.vectorNs, embedder.dimensions),
+  ];
+  const recorded = await db.query<{ id: string; checksum: string }>(
+    'SELECT id, checksum FROM crust_memory_migrations WHERE id = ANY(($1::text)::text[])',
+    [textArrayLiteral(wanted.map((m) => m.id))],
+  );
+  const checksums = new Map(recorded.rows.map((row) => [row.id, row.checksum]));
+  const complete = wanted.every((m) => checksums.get(m.id) === migrationChecksum(m));
+  return complete ? { trigramNs: found.trigramNs, vectorNs: found.vectorNs, notes: [] } : null;
+}
 
 async function detectCapabilities(db: Db, embedder: Embedder): Promise<Capabilities> {
   const notes: string[] = [];
@@ -82,6 +113,8 @@ export class MemoryStore {
   /** Creates the tables (once) and finds which search features this database has. */
   static async open(db: Db, options: MemoryStoreOptions): Promise<MemoryStore> {
     const embedder = options.embedder ?? new HashingEmbedder();
+    const complete = await completeCapabilities(db, embedder);
+    if (complete !== null) return new MemoryStore(db, options.clock, embedder, complete);
     await applyMemoryMigration(db, BASE_MIGRATION);
     return new MemoryStore(db, options.clock, embedder, await detectCapabilities(db, embedder));
   }

@@ -16,7 +16,7 @@ import type { Extensions, PGlite } from '@electric-sql/pglite';
 import { DataDirLock } from './data-dir-lock.js';
 import { type Db, type DbExecutor, type DbParam, type DbQueryResult, DEFAULT_SCHEMA, isSchemaName } from './db.js';
 import { type DataDirLocked, type InvalidInput, invalidInput } from './errors.js';
-import { templateFor } from './pglite-template.js';
+import { templateFor, unpackTemplate } from './pglite-template.js';
 
 export interface PgliteOptions {
   /** Directory of the database; omitted means in memory (gone at close). */
@@ -80,11 +80,15 @@ export class PgliteInstance {
       lock = acquired.right;
     }
     try {
+      // No snapshot given: a new cluster starts from the build's empty-cluster template (no initdb),
+      // written into a new directory by Node, or loaded by PGlite when the database lives in memory.
+      const start =
+        options.loadSnapshot ??
+        (options.dataDir !== undefined && unpackTemplate(options.dataDir) ? undefined : templateFor(options.dataDir));
       const { PGlite } = await import('@electric-sql/pglite');
       const pg = await PGlite.create({
         ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
-        // No snapshot given: a new cluster starts from the build's empty-cluster template (no initdb).
-        ...loadFrom(options.loadSnapshot ?? templateFor(options.dataDir)),
+        ...loadFrom(start),
         relaxedDurability: options.relaxedDurability ?? false,
         startParams: startParams(PGlite.defaultStartParams),
         ...(options.extensions === undefined ? {} : { extensions: options.extensions }),

@@ -5,12 +5,12 @@
  * from it is a real, durable cluster; a directory that already holds a
  * cluster is never overwritten by it; another PGlite version never uses it.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PGLITE_SETTINGS, PgliteInstance } from '../src/pglite-db.js';
-import { installedPgliteVersion, templateFor, templatePath } from '../src/pglite-template.js';
+import { installedPgliteVersion, templateFor, templatePath, unpackTemplate } from '../src/pglite-template.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'crustcore-pglite-template-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -56,5 +56,23 @@ describe('the empty-cluster template', () => {
       expect(shown.rows, name).toEqual([{ value }]);
     }
     await second.instance.close();
+  });
+
+  // A hang guard, not a bound: a PGlite start takes tens of seconds on a loaded 2-core machine.
+  it('is written into a new directory by Node, PG_VERSION last: a half-written directory is written again', {
+    timeout: 180_000,
+  }, async () => {
+    const dataDir = join(scratch, 'half-written');
+    expect(unpackTemplate(dataDir)).toBe(true);
+    expect(readFileSync(join(dataDir, 'PG_VERSION'), 'utf8').trim()).toMatch(/^\d+$/);
+    expect(unpackTemplate(dataDir), 'a cluster is never written over').toBe(false);
+    // A crash before the last file: no PG_VERSION, and a file left torn.
+    rmSync(join(dataDir, 'PG_VERSION'));
+    writeFileSync(join(dataDir, 'global', 'pg_control'), 'torn');
+    const db = await openDb(dataDir);
+    expect((await db.db.query<{ n: number }>('SELECT 1 AS n')).rows).toEqual([{ n: 1 }]);
+    await db.instance.close();
+    expect(unpackTemplate(join(scratch, 'other-version'), '0.0.0-another-build')).toBe(false);
+    expect(existsSync(join(scratch, 'other-version'))).toBe(false);
   });
 });
