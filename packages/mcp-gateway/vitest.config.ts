@@ -1,8 +1,8 @@
 import { defineProject, mergeConfig } from 'vitest/config';
-import { sharedProject } from '../../vitest.shared.js';
+import { packageProject } from '../../vitest.shared.js';
 
 export default mergeConfig(
-  sharedProject,
+  packageProject,
   defineProject({
     test: { include: ['test/**/*.test.ts'] },
   }),

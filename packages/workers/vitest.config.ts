@@ -1,8 +1,8 @@
 import { defineProject, mergeConfig } from 'vitest/config';
-import { sharedProject } from '../../vitest.shared.js';
+import { packageProject } from '../../vitest.shared.js';
 
 export default mergeConfig(
-  sharedProject,
+  packageProject,
   defineProject({
     // Real worker CLIs in real sandboxes: a run takes seconds on a busy 2-core machine.
     test: { include: ['test/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 60_000 },
