@@ -18,7 +18,7 @@ function cpuTicks(): number {
   return [11, 12, 13, 14].reduce((sum, index) => sum + Number(fields[index]), 0);
 }
 
-if (log !== undefined) {
+if (log !== undefined && log !== '') {
   let start = 0;
   beforeAll(() => {
     start = cpuTicks();
