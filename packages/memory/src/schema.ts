@@ -90,21 +90,17 @@ export async function applyMemoryMigration(db: Db, migration: MemoryMigration): 
 }
 
 /**
- * One catalog read: whether this schema has the migration record yet (null when not: a new store),
- * and the schemas of the two extensions where installed.
+ * Whether this schema has the migration record yet (null when not: a new store), and the schemas of
+ * the two extensions where installed. Catalog reads only: no transaction, no lock.
  */
 export async function installedFeatures(
   db: DbExecutor,
 ): Promise<{ readonly trigramNs: string | null; readonly vectorNs: string | null } | null> {
-  const found = await db.query<{ recorded: boolean; trgm: string | null; vector: string | null }>(
-    `SELECT to_regclass('crust_memory_migrations') IS NOT NULL AS recorded,
-       (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm') AS trgm,
-       (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector') AS vector`,
+  const recorded = await db.query<{ recorded: boolean }>(
+    `SELECT to_regclass('crust_memory_migrations') IS NOT NULL AS recorded`,
   );
-  const row = found.rows[0];
-  if (row === undefined || !row.recorded) return null;
-  const named = (ns: string | null): string | null => (ns !== null && SCHEMA_NAME.test(ns) ? ns : null);
-  return { trigramNs: named(row.trgm), vectorNs: named(row.vector) };
+  if (recorded.rows[0]?.recorded !== true) return null;
+  return { trigramNs: await extensionSchema(db, 'pg_trgm'), vectorNs: await extensionSchema(db, 'vector') };
 }
 
 /** The schema holding an installed extension, or null when it is not installed in this database. */
