@@ -24,7 +24,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, CLI_ESM, makeRepo, NODE_REPO, REPO_ROOT, type Sandbox } from './cli-harness.js';
 import { baseEnv, tempDir } from './daemon-harness.js';
@@ -51,6 +51,8 @@ const home = tempDir('crustcore-mcp-progress-');
 const env = baseEnv(home);
 const boxes: Sandbox[] = [];
 const clients: Client[] = [];
+/** Every message each client's transport received, in wire order (see `session`). */
+const wires = new Map<Client, JSONRPCMessage[]>();
 
 beforeAll(() => buildCli(), 300_000);
 afterAll(async () => {
@@ -76,8 +78,48 @@ async function session(repo: string, marker: string, extra: readonly string[] = 
   transport.stderr?.on('data', () => undefined);
   const client = new Client({ name: 'crustcore-golden', version: '1.0.0' });
   await client.connect(transport, { timeout: 300_000 });
+  // The SDK client answers a response at once but hands a notification to its handler one
+  // microtask later, so a progress note read in the same chunk as the answer reaches onprogress
+  // after the request is forgotten and is dropped. What the server promised is the order on the
+  // wire: record it before the SDK sees each message.
+  const wire: JSONRPCMessage[] = [];
+  const deliver = transport.onmessage;
+  transport.onmessage = (message) => {
+    wire.push(message);
+    deliver?.(message);
+  };
+  wires.set(client, wire);
   clients.push(client);
   return client;
+}
+
+type ProgressParams = Progress & { readonly progressToken: string | number };
+
+/** The params of a notifications/progress message; null for every other message. */
+function progressParams(message: JSONRPCMessage): ProgressParams | null {
+  if (!('method' in message) || message.method !== 'notifications/progress') return null;
+  return message.params as ProgressParams;
+}
+
+/**
+ * The progress notes the server wrote for the one request that asked for progress, in wire
+ * order up to its answer, and how many it wrote after the answer (a client drops those).
+ */
+function progressOnWire(client: Client): { readonly before: Progress[]; readonly afterAnswer: number } {
+  const wire = wires.get(client) ?? [];
+  const tokens = new Set(wire.flatMap((m) => progressParams(m)?.progressToken ?? []));
+  expect(tokens.size, 'one request asked for progress').toBe(1);
+  const [token] = tokens;
+  const answer = wire.findIndex((m) => !('method' in m) && 'id' in m && m.id === token);
+  expect(answer, 'the request was answered').toBeGreaterThanOrEqual(0);
+  const notesIn = (messages: JSONRPCMessage[]): Progress[] =>
+    messages.flatMap((m) => {
+      const params = progressParams(m);
+      if (params === null) return [];
+      const { progressToken: _token, ...note } = params;
+      return [note];
+    });
+  return { before: notesIn(wire.slice(0, answer)), afterAnswer: notesIn(wire.slice(answer)).length };
 }
 
 const textOf = (result: unknown): string =>
@@ -203,7 +245,11 @@ describe('crustcore mcp: progress and cancellation during verify', () => {
     const result = await verifying;
     expect(result.isError, textOf(result)).not.toBe(true);
     expect(JSON.parse(textOf(result))).toMatchObject({ passed: true, phase: 'APPROVAL_GATE' });
-    const messages = notes.map((n) => String(n.message));
+    const onWire = progressOnWire(client);
+    expect(onWire.afterAnswer).toBe(0);
+    // What onprogress heard is what the wire carried, less any notes the SDK dropped (see `session`).
+    expect(onWire.before.slice(0, notes.length)).toEqual(notes);
+    const messages = onWire.before.map((n) => String(n.message));
     expect(messages[0]).toMatch(/verify accepted/);
     expect(messages).toContainEqual(expect.stringMatching(/^verify run started in the sandbox: node hold\.mjs/));
     expect(messages).toContainEqual(expect.stringMatching(/^verify run finished: exit 0, \d+ bytes of output/));
@@ -214,7 +260,7 @@ describe('crustcore mcp: progress and cancellation during verify', () => {
       messages.join('\n'),
     ).toBeGreaterThan(finished);
     // Progress only grows (the spec's rule).
-    const values = notes.map((n) => n.progress);
+    const values = onWire.before.map((n) => n.progress);
     expect(values).toEqual([...values].sort((a, b) => a - b));
     expect(new Set(values).size).toBe(values.length);
   }, 600_000);

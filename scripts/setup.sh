@@ -25,6 +25,9 @@ if [ "${CRUSTCORE_SETUP_SYSTEM:-1}" = 1 ]; then
   if [ "${CRUSTCORE_SETUP_TESTS:-0}" = 1 ]; then
     command -v tmux >/dev/null 2>&1 || need+=(tmux)
     command -v rg >/dev/null 2>&1 || need+=(ripgrep)
+    # packages/crustcore/test/completion: the zsh and fish completion scripts run in the real shells.
+    command -v zsh >/dev/null 2>&1 || need+=(zsh)
+    command -v fish >/dev/null 2>&1 || need+=(fish)
     # golden/real-python: a venv over Debian's pytest (PyPI is not reachable on CI machines).
     /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need+=(python3-pytest)
     /usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
