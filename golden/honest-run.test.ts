@@ -278,6 +278,7 @@ describe('golden: failures that say what went wrong', { timeout: 240_000 }, () =
 describe('golden: refused before any work', { timeout: 240_000 }, () => {
   const nothingDone = (box: Sandbox): void => {
     expect(listTree(join(box.home, 'worktrees'))).toEqual([]);
+    expect(listTree(join(box.home, 'pool'))).toEqual([]);
     expect(listTree(join(box.home, 'projects'))).toEqual([]);
   };
 

@@ -73,7 +73,8 @@ describe('golden: stopping', () => {
       'auto',
       '--json',
     ]);
-    await fileAppears(join(box.home, 'worktrees'), 'started.marker', cli);
+    // The worker's worktree is a slot of the workers' warm pool.
+    await fileAppears(join(box.home, 'pool'), 'started.marker', cli);
     cli.child.kill('SIGTERM');
     const result = await cli.exited;
     expect(result.status, result.stdout + result.stderr).toBe(130);

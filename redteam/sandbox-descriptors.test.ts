@@ -17,11 +17,12 @@
  * descriptors: a plain fork+exec of the probe, and the probe under bubblewrap
  * started directly; both must see (and use) the descriptors.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runTrustedHostCommand } from '@crustcore/sandbox';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli, CLI, makeRepo } from '../golden/cli-harness.js';
 
 const repoRoot = resolve(import.meta.dirname, '..');
 const scratch = mkdtempSync(join(tmpdir(), 'crustcore-redteam-fds-'));
@@ -148,15 +149,14 @@ function parseProbe(text: string): ProbeReport {
   return JSON.parse(line.slice(line.indexOf('PROBE ') + 'PROBE '.length)) as ProbeReport;
 }
 
-async function runHolder(): Promise<{ lines: string[]; stderr: string }> {
+/** The holder execs this: Node with tsx, so the driver imports the package source. */
+const libraryDriver = (): string =>
+  `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} --conditions=source --import tsx --input-type=module -e ${shellQuote(DRIVER)}\n`;
+
+async function runHolder(driverScript: string = libraryDriver()): Promise<{ lines: string[]; stderr: string }> {
   writeFileSync(join(worktree, 'probe.py'), PROBE);
   const driverFile = join(scratch, 'driver.sh');
-  // The holder execs this: Node with tsx, so the driver imports the package source.
-  writeFileSync(
-    driverFile,
-    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} --conditions=source --import tsx --input-type=module -e ${shellQuote(DRIVER)}\n`,
-    { mode: 0o755 },
-  );
+  writeFileSync(driverFile, driverScript, { mode: 0o755 });
   const holderFile = join(scratch, 'holder.py');
   writeFileSync(holderFile, HOLDER);
   const run = await runTrustedHostCommand({
@@ -171,6 +171,33 @@ async function runHolder(): Promise<{ lines: string[]; stderr: string }> {
 }
 
 const shellQuote = (text: string): string => `'${text.replaceAll("'", `'"'"'`)}'`;
+
+/**
+ * The holder execs the built CLI instead: `crustcore run` in a repository whose worker runs the
+ * probe and writes its report into the worktree, so the verified, applied patch carries it back.
+ */
+function cliDriver(repo: string, home: string): string {
+  const worker = `sh -c 'python3 probe.py $CRUSTCORE_PLANTED > fd-report.txt'`;
+  return [
+    '#!/bin/sh',
+    `cd ${shellQuote(repo)} || exit 1`,
+    `export CRUSTCORE_HOME=${shellQuote(home)} NO_COLOR=1`,
+    `exec ${shellQuote(process.execPath)} ${shellQuote(CLI)} run --goal probe --worker "${worker}" --approve auto --json`,
+    '',
+  ].join('\n');
+}
+
+/** Every planted number is closed for the probe: nothing listed, every use refused. */
+function expectNoneReached(report: ProbeReport, numbers: readonly number[], via: string): void {
+  expect(report.open, via).toEqual([]);
+  for (const n of numbers) {
+    for (const [what, outcome] of Object.entries(report.tries[String(n)] ?? {})) {
+      expect(outcome, `${via}: fd ${n} ${what}`).toMatch(/^errno(9|2)$/);
+    }
+  }
+}
+
+beforeAll(() => buildCli(), 300_000);
 
 describe('redteam: inherited file descriptors', () => {
   it('reach neither a sandbox of any profile nor a host-side command (controls: plain exec and bare bwrap leak)', async () => {
@@ -212,14 +239,35 @@ describe('redteam: inherited file descriptors', () => {
         'worker/process-jail',
       ].sort(),
     );
-    for (const run of runs) {
-      const report = parseProbe(run.out);
-      expect(report.open, run.via).toEqual([]);
-      for (const n of numbers) {
-        for (const [what, outcome] of Object.entries(report.tries[String(n)] ?? {})) {
-          expect(outcome, `${run.via}: fd ${n} ${what}`).toMatch(/^errno(9|2)$/);
-        }
-      }
+    for (const run of runs) expectNoneReached(parseProbe(run.out), numbers, run.via);
+  }, 180_000);
+
+  it('reach no worker of `crustcore run` (the CLI closes them at start; control: plain exec leaks)', async () => {
+    const box = makeRepo({
+      'package.json': '{ "name": "fds", "private": true, "type": "module", "scripts": { "test": "node --test" } }\n',
+      'test/ok.test.js': "import { test } from 'node:test';\ntest('ok', () => {});\n",
+      'probe.py': PROBE,
+    });
+    try {
+      const { lines, stderr } = await runHolder(cliDriver(box.repo, box.home));
+      const tagged = (tag: string) =>
+        lines.filter((line) => line.startsWith(`${tag} `)).map((l) => l.slice(tag.length + 1));
+      const planted = (JSON.parse(tagged('PLANTED')[0] ?? 'null') as { planted: Record<string, number> } | null)
+        ?.planted;
+      const numbers = Object.values(planted ?? {});
+      expect(numbers.length, stderr).toBe(13);
+      // CONTROL: the same descriptors reach a plain fork+exec from the same holder.
+      const direct = parseProbe(tagged('CONTROL-DIRECT')[0] ?? '');
+      for (const n of numbers) expect(direct.open).toContain(n);
+      const result = JSON.parse(lines.filter((line) => line.startsWith('{')).pop() ?? '{}') as { outcome?: string };
+      expect(result.outcome, lines.join('\n') + stderr).toBe('completed');
+      expectNoneReached(
+        parseProbe(readFileSync(join(box.repo, 'fd-report.txt'), 'utf8')),
+        numbers,
+        'crustcore run worker',
+      );
+    } finally {
+      rmSync(box.root, { recursive: true, force: true });
     }
   }, 180_000);
 });

@@ -19,6 +19,10 @@ export async function main(argv: readonly string[], io: Io): Promise<ExitCode> {
 }
 
 async function runCommand(command: LazyCommand, args: readonly string[], io: Io): Promise<ExitCode> {
+  // Descriptors whatever started us left open without close-on-exec are not ours and must reach no
+  // child: closed before the command runs, every git and sandbox run then starts without the
+  // descriptor-closing launcher. (Help and the version, answered above, start no child.)
+  (await import('@crustcore/sandbox/descriptors')).closeInheritedDescriptors();
   const loaded = await command.load();
   try {
     return await loaded.run(args, io);

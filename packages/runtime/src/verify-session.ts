@@ -213,6 +213,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
       taskId: this.#o.taskId,
       purpose: 'task',
       home: this.#o.home,
+      pool: true,
       nowMs: this.#o.clockMs(),
       ...(this.#o.ref === undefined ? {} : { ref: this.#o.ref }),
     });

@@ -8,16 +8,23 @@
  * claim. Anything unexpected — the reset fails, the status is not empty,
  * the `.git` pointer moved — and the slot is thrown away and checked out
  * fresh, so a reused slot is never less clean than a new worktree.
- * Worker (task) worktrees are never pooled: a worker may leave state git
- * does not track (directory modes), and verify must not inherit it.
+ * Worker (task) worktrees have a pool of their own (`work-N`): a worker may
+ * leave state git does not track (modes, hard links), and verify must never
+ * inherit it. A work slot is also normalized after its reset
+ * (checkout-normalize.ts), so the next worker starts from what a fresh
+ * checkout would have made.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { normalizeCheckout } from './checkout-normalize.js';
 import { type GitFailure, gitRawText, runGitAt } from './git.js';
 import { unlinkIfPresent, writeNewFileSynced } from './journal/durable.js';
 import { currentOwner, isOwnerAlive, type ProcessOwner } from './owner.js';
 
 export const POOL_SLOTS = 4;
+/** Verify and baseline runs share `slot-N`; workers get `work-N`, never handed to a verify run. */
+export type PoolKind = 'verify' | 'work';
+const SLOT_PREFIX: Readonly<Record<PoolKind, string>> = { verify: 'slot', work: 'work' };
 export const poolDir = (home: string, repoId: string): string => join(home, 'pool', repoId);
 
 export interface PoolSlot {
@@ -39,11 +46,11 @@ function readJson<T>(path: string): T | null {
 }
 
 /** Claims the first free slot (taking over a dead owner's claim); null when all are busy. */
-function claimSlot(parent: string): { index: number; claimFile: string } | null {
+function claimSlot(parent: string, prefix: string): { index: number; claimFile: string } | null {
   mkdirSync(parent, { recursive: true, mode: 0o700 });
   const owner = new TextEncoder().encode(JSON.stringify(currentOwner()));
   for (let index = 0; index < POOL_SLOTS; index += 1) {
-    const claimFile = join(parent, `slot-${index}.claim.json`);
+    const claimFile = join(parent, `${prefix}-${index}.claim.json`);
     for (let attempt = 0; attempt < 2; attempt += 1) {
       try {
         writeNewFileSynced(claimFile, owner, 0o600);
@@ -58,7 +65,7 @@ function claimSlot(parent: string): { index: number; claimFile: string } | null 
   return null;
 }
 
-async function resetSlot(path: string, gitDir: string, commit: string): Promise<boolean> {
+async function resetSlot(path: string, gitDir: string, commit: string, kind: PoolKind): Promise<boolean> {
   const pointer = /^gitdir: (.+)$/m.exec(safeRead(join(path, '.git')))?.[1]?.trim();
   if (pointer !== gitDir) return false;
   const location = { gitDir, workTree: path, cwd: path };
@@ -67,7 +74,8 @@ async function resetSlot(path: string, gitDir: string, commit: string): Promise<
   const clean = await runGitAt(location, ['clean', '-ffdxq']);
   if (clean._tag === 'Left') return false;
   const status = await gitRawText(location, ['status', '--porcelain', '--ignored', '-z', '--untracked-files=all']);
-  return status._tag === 'Right' && status.right === '';
+  if (status._tag === 'Left' || status.right !== '') return false;
+  return kind === 'verify' || normalizeCheckout(path);
 }
 
 const safeRead = (path: string): string => {
@@ -86,16 +94,17 @@ export async function acquirePoolSlot(options: {
   readonly home: string;
   readonly repoId: string;
   readonly commit: string;
+  readonly kind: PoolKind;
   readonly create: (path: string) => Promise<{ gitDir: string } | GitFailure>;
   readonly remove: (path: string) => Promise<void>;
 }): Promise<PoolSlot | null> {
   const parent = poolDir(options.home, options.repoId);
-  const claimed = claimSlot(parent);
+  const claimed = claimSlot(parent, SLOT_PREFIX[options.kind]);
   if (claimed === null) return null;
-  const path = join(parent, `slot-${claimed.index}`);
+  const path = join(parent, `${SLOT_PREFIX[options.kind]}-${claimed.index}`);
   const recordFile = `${path}.slot.json`;
   const record = readJson<SlotRecord>(recordFile);
-  if (record !== null && (await resetSlot(path, record.gitDir, options.commit))) {
+  if (record !== null && (await resetSlot(path, record.gitDir, options.commit, options.kind))) {
     return { path, gitDir: record.gitDir, claimFile: claimed.claimFile };
   }
   await options.remove(path);

@@ -63,7 +63,10 @@ export interface CreateWorktreeOptions {
   /** Default `crustcoreHome()`. */
   readonly home?: string;
   readonly nowMs?: number;
-  /** Take a verify/baseline worktree from the warm pool (reset to the base) instead of a fresh checkout. */
+  /**
+   * Take the worktree from the warm pool (reset to the base) instead of a fresh checkout: a task
+   * worktree from the workers' slots, a verify/baseline one from the verify slots.
+   */
   readonly pool?: boolean;
 }
 
@@ -184,7 +187,7 @@ export async function createTaskWorktree(options: CreateWorktreeOptions): Promis
   const purpose = options.purpose ?? 'task';
   const commit = await resolveCommit(repo, options.ref ?? 'HEAD');
   if (commit._tag === 'Left') return commit;
-  if (options.pool === true && purpose !== 'task') {
+  if (options.pool === true) {
     const pooled = await pooledWorktree(repo, taskId, purpose, commit.right, options.home ?? crustcoreHome());
     if (pooled !== null) return ok(pooled);
     // Every slot busy (or the pool failed): fall back to a fresh checkout.
@@ -243,6 +246,7 @@ async function pooledWorktree(
     home,
     repoId: repo.repoId,
     commit,
+    kind: purpose === 'task' ? 'work' : 'verify',
     create: async (path) => {
       const added = await runGitAt(repositoryLocation(repo), [
         'worktree',

@@ -5,11 +5,25 @@
  *   apply still works, and removing the store leaves the user's repository
  *   as it was (control: the same `git add` without the store grows .git);
  * - a pooled verify worktree comes back exactly at the base however the
- *   previous run left it, and one whose `.git` pointer moved is replaced.
+ *   previous run left it, and one whose `.git` pointer moved is replaced;
+ * - a worker's worktree comes from slots of its own, never a verify slot, and
+ *   comes back as a fresh checkout would be even in what git does not track
+ *   (special and group/other mode bits, hard links between tracked files).
+ *   CONTROL: git's own reset + clean leaves all of that, with a clean status.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   applyVerifiedPatch,
@@ -131,6 +145,85 @@ describe('warm verify pool', () => {
     if (again._tag === 'Left') throw new Error(again.left.message);
     expect(existsSync(join(again.right.path, 'marker'))).toBe(false);
     expect(readFileSync(join(again.right.path, '.git'), 'utf8')).toContain(`${repo.commonDir}/worktrees/`);
+    await removeTaskWorktree(again.right);
+  });
+});
+
+describe('warm worker pool', () => {
+  const SAME = 'shared line\n';
+  const leaveUntrackedState = (path: string): void => {
+    chmodSync(join(path, 'src'), 0o2777);
+    chmodSync(join(path, 'src/math.js'), 0o4666);
+    chmodSync(join(path, 'bin/run.sh'), 0o6777);
+    // Identical content, so git sees nothing: after this, a write to one path changes the other.
+    unlinkSync(join(path, 'b/same.txt'));
+    linkSync(join(path, 'a/same.txt'), join(path, 'b/same.txt'));
+  };
+  const modeOf = (path: string): number => statSync(path).mode & 0o7777;
+
+  function workerFixture(): Fixture {
+    const made = makeRepo(
+      {
+        'src/math.js': 'export const add = (a, b) => a - b;\n',
+        'bin/run.sh': '#!/bin/sh\necho run\n',
+        'a/same.txt': SAME,
+        'b/same.txt': SAME,
+      },
+      ['bin/run.sh'],
+    );
+    // A repository may tell git to trust less of the stat data (network file systems do): then a
+    // hard link between identical files changes nothing git compares, and survives its reset.
+    git(made.repoDir, 'config', 'core.trustctime', 'false');
+    git(made.repoDir, 'config', 'core.checkStat', 'minimal');
+    fixtures.push(made);
+    return made;
+  }
+
+  it('CONTROL: git reset --hard + clean -ffdx keeps modes and hard links, and status says clean', () => {
+    const f = workerFixture();
+    leaveUntrackedState(f.repoDir);
+    git(f.repoDir, 'reset', '-q', '--hard', 'HEAD');
+    git(f.repoDir, 'clean', '-ffdxq');
+    expect(git(f.repoDir, 'status', '--porcelain', '--ignored')).toBe('');
+    expect(modeOf(join(f.repoDir, 'src'))).toBe(0o2777);
+    expect(modeOf(join(f.repoDir, 'bin/run.sh'))).toBe(0o6777);
+    expect(statSync(join(f.repoDir, 'b/same.txt')).ino).toBe(statSync(join(f.repoDir, 'a/same.txt')).ino);
+  });
+
+  it('hands a worker slot back as a fresh checkout makes it, and never a verify slot', async () => {
+    const f = workerFixture();
+    const repo = await repoOf(f);
+    const fresh = await createTaskWorktree({ repo, taskId: 't_fresh', home: f.home });
+    if (fresh._tag === 'Left') throw new Error(fresh.left.message);
+    const expected = (path: string) => ({
+      src: modeOf(join(path, 'src')),
+      math: modeOf(join(path, 'src/math.js')),
+      run: modeOf(join(path, 'bin/run.sh')),
+    });
+    const freshModes = expected(fresh.right.path);
+    await removeTaskWorktree(fresh.right);
+
+    const first = await createTaskWorktree({ repo, taskId: 't_work', purpose: 'task', home: f.home, pool: true });
+    if (first._tag === 'Left') throw new Error(first.left.message);
+    const path = first.right.path;
+    expect(basename(path)).toMatch(/^work-\d+$/);
+    leaveUntrackedState(path);
+    await removeTaskWorktree(first.right);
+
+    const verify = await createTaskWorktree({ repo, taskId: 't_work', purpose: 'verify', home: f.home, pool: true });
+    if (verify._tag === 'Left') throw new Error(verify.left.message);
+    expect(basename(verify.right.path)).toMatch(/^slot-\d+$/);
+    await removeTaskWorktree(verify.right);
+
+    const again = await createTaskWorktree({ repo, taskId: 't_work2', purpose: 'task', home: f.home, pool: true });
+    if (again._tag === 'Left') throw new Error(again.left.message);
+    expect(again.right.path).toBe(path);
+    expect(expected(path)).toEqual(freshModes);
+    expect(statSync(join(path, 'b/same.txt')).nlink).toBe(1);
+    writeFileSync(join(path, 'a/same.txt'), 'changed\n');
+    expect(readFileSync(join(path, 'b/same.txt'), 'utf8')).toBe(SAME);
+    expect(git(path, 'status', '--porcelain')).toBe(' M a/same.txt\n');
+    expect(readdirSync(join(path, 'b'))).toEqual(['same.txt']);
     await removeTaskWorktree(again.right);
   });
 });

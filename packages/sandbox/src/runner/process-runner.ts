@@ -14,6 +14,7 @@ import type { Readable, Writable } from 'node:stream';
 import { findHostTool } from '../mount/host-layout.js';
 import { type CapturedStream, StreamCapture } from './captured-stream.js';
 import { LAUNCHER_FAILURE_EXIT, LAUNCHER_FAILURE_MARKER, launcherArgv } from './descriptor-launcher.js';
+import { inheritableDescriptors } from './inherited-descriptors.js';
 import { resolveProgram } from './resolve-program.js';
 
 /** A process to run: argv (never a shell string), cwd, and bounds. */
@@ -178,11 +179,16 @@ function errnoCode(error: unknown): string | null {
   return typeof code === 'string' ? code : null;
 }
 
-/** What to spawn: the launcher's argv wrapped around the resolved program. */
+/**
+ * What to spawn: the resolved program itself when this process has no descriptor an exec would
+ * hand on (`direct`), else the launcher's argv wrapped around it.
+ */
 interface Launch {
   readonly file: string;
   readonly args: string[];
+  readonly argv0: string | undefined;
   readonly carriesInput: boolean;
+  readonly direct: boolean;
 }
 
 /** Checks the spec, resolves the program and builds the launcher argv; a start failure otherwise. */
@@ -202,6 +208,10 @@ function prepareLaunch(spec: ProcessSpec, hooks: RunHooks): Launch | ProcessResu
   if (found._tag === 'Missing') {
     return startFailed(reasonFor(found.code), found.code, `cannot start ${program}: ${found.code}`);
   }
+  const carriesInput = hooks.descriptor3Input !== undefined;
+  if (inheritableDescriptors()?.length === 0) {
+    return { file: found.path, args: spec.argv.slice(1), argv0: program, carriesInput, direct: true };
+  }
   const perl = findHostTool('perl');
   if (perl === null) {
     return startFailed(
@@ -210,11 +220,19 @@ function prepareLaunch(spec: ProcessSpec, hooks: RunHooks): Launch | ProcessResu
       'perl is needed to close inherited descriptors before a child runs: apt-get install -y perl-base',
     );
   }
-  const carriesInput = hooks.descriptor3Input !== undefined;
   const launch = launcherArgv(perl, carriesInput, found.path, spec.argv);
   if ('problem' in launch) return startFailed('SpawnFailed', null, launch.problem);
   const [file, ...args] = launch.argv;
-  return { file, args, carriesInput };
+  return { file, args, argv0: undefined, carriesInput, direct: false };
+}
+
+/**
+ * The child's descriptors. Direct: stdio on 0-2, the handed-on input on 3. Through the launcher:
+ * fd 2 is /dev/null and the real stderr is on 3 (the launcher moves it back), the input on 4.
+ */
+function stdioFor(launch: Launch): ('pipe' | 'ignore')[] {
+  const input = launch.carriesInput ? (['pipe'] as const) : [];
+  return launch.direct ? ['pipe', 'pipe', 'pipe', ...input] : ['pipe', 'pipe', 'ignore', 'pipe', ...input];
 }
 
 /** A run the launcher refused before the program started (its marker line on stderr, exit 125). */
@@ -235,9 +253,11 @@ function launcherFailure(result: ProcessResult): ProcessResult {
  * failure. Internal form with backend hooks; the public entry points are
  * `runTrustedHostCommand` and `runSandboxed`.
  *
- * The child is the descriptor-closing launcher (see descriptor-launcher.ts):
- * its fd 2 is /dev/null and the real stderr arrives on fd 3 until the
- * launcher, inside the child, moves it back and closes everything from 3 up.
+ * When this process holds a descriptor an exec would hand on, the child is
+ * the descriptor-closing launcher (see descriptor-launcher.ts): its fd 2 is
+ * /dev/null and the real stderr arrives on fd 3 until the launcher, inside
+ * the child, moves it back and closes everything from 3 up. Otherwise the
+ * program is spawned itself (inherited-descriptors.ts): exec closes the rest.
  */
 export function runProcess(spec: ProcessSpec, hooks: RunHooks = {}): Promise<ProcessResult> {
   const launch = prepareLaunch(spec, hooks);
@@ -251,22 +271,25 @@ export function runProcess(spec: ProcessSpec, hooks: RunHooks = {}): Promise<Pro
       // A fresh object: node must see exactly these variables and nothing else.
       env: { ...spec.env },
       detached: true,
-      stdio: ['pipe', 'pipe', 'ignore', 'pipe', ...(launch.carriesInput ? (['pipe'] as const) : [])],
+      stdio: stdioFor(launch),
       windowsHide: true,
+      ...(launch.argv0 === undefined ? {} : { argv0: launch.argv0 }),
     });
   } catch (error) {
     const code = errnoCode(error);
     return Promise.resolve(startFailed(code === null ? 'InvalidSpec' : reasonFor(code), code, String(error)));
   }
-  const childStderr = child.stdio[3] as Readable | null;
-  const input = launch.carriesInput ? (child.stdio[4] as Writable | null) : null;
+  const childStderr = child.stdio[launch.direct ? 2 : 3] as Readable | null;
+  const input = launch.carriesInput ? (child.stdio[launch.direct ? 3 : 4] as Writable | null) : null;
   if (input !== null) {
     input.on('error', () => {});
     // Once the bytes are handed over, our end goes: the reader sees EOF, and `close` need not wait for it.
     input.once('finish', () => input.destroy());
     input.end(hooks.descriptor3Input);
   }
-  return superviseChild(child, childStderr, spec, hooks, program, startedAt).then(launcherFailure);
+  const supervised = superviseChild(child, childStderr, spec, hooks, program, startedAt);
+  // Only the launcher writes its marker: a program spawned directly that prints it is just a program.
+  return launch.direct ? supervised : supervised.then(launcherFailure);
 }
 
 /** Captures both streams within the spec's budget, telling its observer the run started and each new total. */
