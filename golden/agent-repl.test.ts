@@ -162,7 +162,8 @@ describe('crustcore chat in a terminal', () => {
     const endOfFirst = /^\s*(\d+) assistant\s+Both functions are fixed\./m.exec(listing)?.[1];
     expect(endOfFirst, listing).toBeDefined();
     tmux('send-keys', '-t', session, `/branch ${endOfFirst}`, 'Enter');
-    text = await waitFor(session, /the next request starts from \S+/);
+    // Its own line: the commit note earlier on the screen also says "the next request starts from it;".
+    text = await waitFor(session, /^ {2}the next request starts from \S+\s*$/m);
     expect(text).toContain(`the next request starts from ${firstBranch}`);
     await waitFor(session, /› $/m);
     tmux('send-keys', '-t', session, 'C-c');

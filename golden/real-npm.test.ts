@@ -250,4 +250,32 @@ describe('golden: install scripts of dependencies', () => {
     expect(existsSync(join(box.repo, 'postinstall-ran'))).toBe(false);
     expect(allNames(join(box.home, 'environments'))).toContain('evil');
   });
+
+  it('a setup the user names (npm install, no --ignore-scripts) runs no install script without approval either', () => {
+    const box = makeRepo(EVIL);
+    npm(box.repo, npmCache, ['install', '--package-lock-only', '--ignore-scripts']);
+    commitAll(box, 'lockfile');
+    const real = crustcoreWith(
+      box,
+      [
+        'run',
+        '--goal',
+        'fix',
+        '--verify',
+        'npm test',
+        '--setup',
+        'npm install',
+        '--worker',
+        `sh -c "sed -i 's/ + 1;/;/' vendor/evil/index.js"`,
+        '--approve',
+        'auto',
+        '--json',
+      ],
+      { CRUSTCORE_NPM_CACHE: npmCache },
+    );
+    expect(real.status, real.stdout + real.stderr).toBe(EXIT.ok);
+    expect(allNames(join(box.home, 'environments'))).toContain('evil');
+    expect(allNames(join(box.home, 'environments'))).not.toContain('postinstall-ran');
+    expect(existsSync(join(box.repo, 'postinstall-ran'))).toBe(false);
+  });
 });

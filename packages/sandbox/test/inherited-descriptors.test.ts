@@ -3,7 +3,7 @@
  * spawn, driven for real: a python3 holder leaves a directory descriptor
  * open without close-on-exec (as a shell's `exec 7</` would) and execs a
  * Node driver. The driver
- * - sees that descriptor, and only it, as inheritable (its own `fs.openSync`
+ * - sees that descriptor as inheritable (and whatever the test runner left; its own `fs.openSync`
  *   descriptor is close-on-exec and never listed);
  * - runs the same children with the descriptor open (through the launcher)
  *   and after `closeInheritedDescriptors` (spawned directly): what each child

@@ -64,6 +64,37 @@ describe('sanitizeEnvironment', () => {
     }
   });
 
+  it('the setup profile takes the npm settings its runner sets; every other npm setting stays dropped', () => {
+    const setup = SANDBOX_PROFILES.setup;
+    const settings = {
+      npm_config_registry: 'https://registry.npmjs.org/',
+      npm_config_cache: '/crustcore/npm-cache',
+      npm_config_ignore_scripts: 'true',
+      npm_config_prefer_offline: 'true',
+    };
+    const planted = {
+      npm_config__authToken: 'x',
+      npm_config_userconfig: '/tmp/npmrc',
+      NPM_CONFIG_SCRIPT_SHELL: '/tmp/sh',
+      npm_config_globalconfig: '/tmp/g',
+    };
+    const result = sanitizeEnvironment(
+      { ...settings, ...planted },
+      context('/work/wt', { policy: setup.envPolicy, baseEnv: setup.baseEnv }),
+    );
+    for (const [name, value] of Object.entries(settings)) expect(result.env[name]).toBe(value);
+    for (const name of Object.keys(planted)) expect(reasonOf(result, name), name).toBe('Dangerous');
+    // A secret-looking value is still refused under a name the runner sets.
+    const secret = sanitizeEnvironment(
+      { npm_config_registry: 'https://x:ghp_abcdefghijklmnopqrstuvwxyz0123456789@r.example/' },
+      context('/work/wt', { policy: setup.envPolicy, baseEnv: setup.baseEnv }),
+    );
+    expect(reasonOf(secret, 'npm_config_registry')).toBe('SecretValue');
+    // CONTROL: any other profile drops the same settings as dangerous.
+    const verify = sanitizeEnvironment(settings, context('/work/wt'));
+    for (const name of Object.keys(settings)) expect(reasonOf(verify, name), name).toBe('Dangerous');
+  });
+
   it('drops secret-looking names and values, and never echoes a value', () => {
     const result = sanitizeEnvironment(
       { DB_PASSWORD: 'hunter2', VITEST_MODE: 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', NODE_ENV: 'test' },

@@ -206,7 +206,8 @@ function judge(name: string, value: string, context: EnvContext): DroppedEnvVar 
   if (name.length > MAX_NAME_CHARS || value.length > MAX_VALUE_CHARS) return drop('TooLarge', 'name or value too long');
   if (!NAME_SHAPE.test(name)) return drop('BadName', 'names are [A-Za-z_][A-Za-z0-9_]*');
   if (RESERVED.has(name)) return drop('Reserved', 'set by the sandbox');
-  if (isDangerousEnvName(name)) return drop('Dangerous', 'loads code or reaches host credentials');
+  const setByRunner = context.policy.setByRunner?.includes(name) === true;
+  if (!setByRunner && isDangerousEnvName(name)) return drop('Dangerous', 'loads code or reaches host credentials');
   const placeholder = context.policy.placeholderSecretNames.includes(name);
   if (!placeholder && looksLikeSecretName(name)) return drop('SecretName', 'the name marks a credential');
   if (looksLikeSecretValue(value)) return drop('SecretValue', 'the value looks like a credential');

@@ -45,7 +45,22 @@ export interface EnvironmentPolicy {
    * must still not look like a real secret.
    */
   readonly placeholderSecretNames: readonly string[];
+  /**
+   * Names (also in `names`) that the dangerous-name rule would drop but that
+   * this profile's own runner sets to values it chose: the setup profile's
+   * npm registry, cache and install-script switch. Only the dangerous-name
+   * rule is waived; secret-looking values are still dropped.
+   */
+  readonly setByRunner?: readonly string[];
 }
+
+/** The npm settings the setup runner passes into the setup sandbox (see `setByRunner`). */
+const SETUP_NPM_SETTINGS: readonly string[] = [
+  'npm_config_registry',
+  'npm_config_cache',
+  'npm_config_ignore_scripts',
+  'npm_config_prefer_offline',
+];
 
 /** A complete, named run policy. */
 export interface SandboxProfile {
@@ -233,18 +248,12 @@ export const SANDBOX_PROFILES: Readonly<Record<SandboxProfileName, SandboxProfil
       npm_config_update_notifier: 'false',
     },
     envPolicy: {
-      names: [
-        'CI',
-        'NO_COLOR',
-        'LANG',
-        'TZ',
-        'PATH',
-        'npm_config_registry',
-        'npm_config_cache',
-        'npm_config_ignore_scripts',
-      ],
+      names: ['CI', 'NO_COLOR', 'LANG', 'TZ', 'PATH', ...SETUP_NPM_SETTINGS],
       prefixes: [],
       placeholderSecretNames: [],
+      // npm_config_* is dangerous in general (a registry or cache elsewhere, scripts on); here
+      // runSetupSandbox sets exactly these, to the proxied registry, the bound cache and scripts off.
+      setByRunner: SETUP_NPM_SETTINGS,
     },
   },
 });

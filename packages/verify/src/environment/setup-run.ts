@@ -236,6 +236,9 @@ export async function runSetupSandbox(run: SetupSandboxRun): Promise<SetupSandbo
           npm_config_cache: SANDBOX_NPM_CACHE,
           // Belt and braces: even a user-named setup argv gets no install scripts without approval.
           npm_config_ignore_scripts: run.allowInstallScripts ? 'false' : 'true',
+          // Metadata the cache already holds is not fetched again (the profile turns off the audit,
+          // the funding notice and npm's update check).
+          npm_config_prefer_offline: 'true',
         },
         ...(run.timeoutMs === undefined ? {} : { timeoutMs: run.timeoutMs }),
         ...(run.signal === undefined ? {} : { signal: run.signal }),
