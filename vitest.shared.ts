@@ -16,7 +16,11 @@ export const sharedProject: UserWorkspaceConfig = {
     testTimeout: 180_000,
     hookTimeout: 300_000,
     // CRUSTCORE_CPU_LOG=FILE records each file's CPU (scripts/cpu-per-file.ts); a no-op otherwise.
-    setupFiles: [new URL('./scripts/cpu-per-file.ts', import.meta.url).pathname],
+    // remove-temp-roots.ts: the repositories a golden harness made go when their file ends.
+    setupFiles: [
+      new URL('./scripts/cpu-per-file.ts', import.meta.url).pathname,
+      new URL('./scripts/remove-temp-roots.ts', import.meta.url).pathname,
+    ],
   },
 };
 

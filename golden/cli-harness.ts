@@ -7,6 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { trackTempRoot } from './temp-roots.js';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..');
 /** The `crustcore` bin (package.json): answers help and the version itself, hands commands to CLI_ESM. */
@@ -30,6 +31,7 @@ export interface Sandbox {
 
 export function makeRepo(files: Readonly<Record<string, string>>): Sandbox {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'crustcore-golden-')));
+  trackTempRoot(root);
   const repo = join(root, 'repo');
   const home = join(root, 'home');
   for (const [path, text] of Object.entries(files)) {

@@ -35,6 +35,7 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
@@ -189,8 +190,15 @@ beforeAll(async () => {
   registryUrl = await startRegistry(work);
 }, 300_000);
 
-afterAll(() => {
-  registry?.kill();
+afterAll(async () => {
+  const running = registry !== undefined && registry.exitCode === null && registry.signalCode === null;
+  if (running && registry !== undefined) {
+    const exited = new Promise<void>((resolve) => registry?.once('exit', () => resolve()));
+    registry.kill();
+    await exited;
+  }
+  // Two installs and a release: hundreds of megabytes that must not pile up in /tmp run after run.
+  if (work !== undefined) rmSync(work, { recursive: true, force: true, maxRetries: 3 });
 });
 
 describe('npm i -g crustcore from a registry', () => {
