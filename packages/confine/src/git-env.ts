@@ -3,7 +3,7 @@
  * configuration) run code or redirect reads.
  *
  * The environment is built from scratch: no system config, global config is
- * /dev/null, HOME and XDG_CONFIG_HOME are an empty private directory, no
+ * /dev/null, HOME is /dev/null (XDG_CONFIG_HOME below it: nothing can exist there), no
  * terminal prompts, no optional index writes, no replace refs, and
  * `GIT_CEILING_DIRECTORIES` stops discovery from climbing out of the root.
  *
@@ -17,44 +17,24 @@
  * textconv and external-diff drivers are switched off by flag, because an
  * empty override makes git try to run an empty command.
  */
-import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 /** Program search path for git and what git itself may start (nothing, after the overrides). */
 const GIT_PATH = '/usr/local/bin:/usr/bin:/bin';
 
-let emptyHome: string | null = null;
-
 /**
- * A private, empty directory used as git's HOME. Re-created if anything ever
- * appears in it (git does not write there for the commands we run).
+ * git's HOME (and XDG_CONFIG_HOME below it): `/dev/null`, under which nothing
+ * can ever exist. git treats `$HOME/.gitconfig`, `$XDG_CONFIG_HOME/git/config`
+ * and the per-user ignore and attribute files as missing (ENOTDIR is "no such
+ * file" to it), and a character device cannot get children, so nothing can
+ * appear there later either. A private temp directory did the same but had
+ * to be made, watched and removed, and a killed process left it behind.
  */
-export function emptyGitHome(): string {
-  if (emptyHome !== null) {
-    try {
-      if (readdirSync(emptyHome).length === 0) return emptyHome;
-      rmSync(emptyHome, { recursive: true, force: true });
-    } catch {
-      // Removed from under us: make a new one below.
-    }
-  }
-  const made = mkdtempSync(join(tmpdir(), 'crustcore-git-home-'));
-  chmodSync(made, 0o700);
-  if (emptyHome === null) process.once('exit', removeEmptyGitHome);
-  emptyHome = made;
-  return made;
-}
+const EMPTY_GIT_HOME = '/dev/null';
 
-/** Leaves no directory behind in the temp directory when the process ends. */
-function removeEmptyGitHome(): void {
-  if (emptyHome === null) return;
-  try {
-    rmSync(emptyHome, { recursive: true, force: true });
-  } catch {
-    // Best effort at exit: a directory we cannot remove is left for the temp cleaner.
-  }
-  emptyHome = null;
+/** The HOME every git run gets unless the caller names one. */
+export function emptyGitHome(): string {
+  return EMPTY_GIT_HOME;
 }
 
 export interface GitEnvOptions {

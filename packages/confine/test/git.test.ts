@@ -44,7 +44,9 @@ describe('gitEnv / gitBaseArgs', () => {
         GIT_OPTIONAL_LOCKS: '0',
         GIT_CEILING_DIRECTORIES: '/work',
       });
-      expect(env.HOME).toMatch(/crustcore-git-home-/);
+      // Nothing can exist under a character device: no per-user config, ever, and nothing to clean up.
+      expect(env.HOME).toBe('/dev/null');
+      expect(env.XDG_CONFIG_HOME).toBe('/dev/null/.config');
     } finally {
       delete process.env.CRUSTCORE_SENTINEL;
     }
