@@ -49,7 +49,7 @@ describe('golden: drift between verify and apply', () => {
       ids: randomIds,
       taskId: randomIds.taskId(),
     });
-    expect(result.outcome.kind).toBe('drift');
+    expect(result.outcome.kind, JSON.stringify(result.outcome)).toBe('drift');
     expect(result.outcome.reason).toMatch(/src\/math\.js/);
     // The user's edit survives; the verified patch was not written.
     expect(readFileSync(target, 'utf8')).toBe(userEdit);
