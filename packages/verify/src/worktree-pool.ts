@@ -107,8 +107,15 @@ export async function acquirePoolSlot(options: {
   if (record !== null && (await resetSlot(path, record.gitDir, options.commit, options.kind))) {
     return { path, gitDir: record.gitDir, claimFile: claimed.claimFile };
   }
-  await options.remove(path);
-  rmSync(path, { recursive: true, force: true, maxRetries: 3 });
+  try {
+    await options.remove(path);
+    rmSync(path, { recursive: true, force: true, maxRetries: 3 });
+  } catch {
+    // A run left something we may not remove (a directory made unreadable): give the slot back and
+    // let the caller check out a fresh worktree elsewhere.
+    unlinkIfPresent(claimed.claimFile);
+    return null;
+  }
   unlinkIfPresent(recordFile);
   const created = await options.create(path);
   if ('_tag' in created) {

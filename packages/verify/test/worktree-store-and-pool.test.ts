@@ -11,11 +11,13 @@
  *   (special and group/other mode bits, hard links between tracked files).
  *   CONTROL: git's own reset + clean leaves all of that, with a clean status.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
   existsSync,
   linkSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -146,6 +148,44 @@ describe('warm verify pool', () => {
     expect(existsSync(join(again.right.path, 'marker'))).toBe(false);
     expect(readFileSync(join(again.right.path, '.git'), 'utf8')).toContain(`${repo.commonDir}/worktrees/`);
     await removeTaskWorktree(again.right);
+  });
+});
+
+describe('a slot that cannot be thrown away', () => {
+  // Root removes anything but an immutable file; anyone else, anything but a directory it may not read.
+  const asRoot = process.getuid?.() === 0;
+  const lock = (dir: string): void => {
+    if (asRoot) execFileSync('chattr', ['+i', join(dir, 'f')]);
+    else chmodSync(dir, 0o000);
+  };
+  const unlock = (dir: string): void => {
+    if (asRoot) execFileSync('chattr', ['-i', join(dir, 'f')]);
+    else chmodSync(dir, 0o700);
+  };
+
+  it('is given back, and the task gets a fresh worktree outside the pool', async () => {
+    const f = fixture();
+    const repo = await repoOf(f);
+    const first = await createTaskWorktree({ repo, taskId: 't_stuck', purpose: 'task', home: f.home, pool: true });
+    if (first._tag === 'Left') throw new Error(first.left.message);
+    const path = first.right.path;
+    const stuck = join(path, 'stuck');
+    mkdirSync(stuck);
+    writeFileSync(join(stuck, 'f'), 'x');
+    lock(stuck);
+    // A moved pointer: the slot must be thrown away, and its removal fails.
+    writeFileSync(join(path, '.git'), 'gitdir: /tmp/elsewhere\n');
+    await removeTaskWorktree(first.right);
+    try {
+      const again = await createTaskWorktree({ repo, taskId: 't_stuck2', purpose: 'task', home: f.home, pool: true });
+      if (again._tag === 'Left') throw new Error(again.left.message);
+      expect(again.right.path).not.toBe(path);
+      expect(again.right.pooled).not.toBe(true);
+      expect(readFileSync(join(again.right.path, 'src/math.js'), 'utf8')).toBe('export const add = (a, b) => a - b;\n');
+      await removeTaskWorktree(again.right);
+    } finally {
+      unlock(stuck);
+    }
   });
 });
 
