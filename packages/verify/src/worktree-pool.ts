@@ -3,9 +3,11 @@
  * A full checkout of a 20k-file tree costs seconds; resetting a slot that
  * is already at (or near) the base costs a stat pass. A slot is claimed by
  * an owner file created exclusively (a dead owner's claim is taken over),
- * reset with `git reset --hard` + `git clean -ffdx` to exactly the base,
+ * cleaned with `git clean -ffdx` and reset with `git reset --hard` to exactly the base,
  * checked clean with `git status --ignored`, and released by removing the
- * claim. Anything unexpected — the reset fails, the status is not empty,
+ * claim. The clean comes before the reset, so nothing the last run left
+ * untracked (a `.gitattributes`) can steer what the reset writes. Anything
+ * unexpected — the reset fails, the status is not empty,
  * the `.git` pointer moved — and the slot is thrown away and checked out
  * fresh, so a reused slot is never less clean than a new worktree.
  * Worker (task) worktrees have a pool of their own (`work-N`): a worker may
@@ -69,10 +71,13 @@ async function resetSlot(path: string, gitDir: string, commit: string, kind: Poo
   const pointer = /^gitdir: (.+)$/m.exec(safeRead(join(path, '.git')))?.[1]?.trim();
   if (pointer !== gitDir) return false;
   const location = { gitDir, workTree: path, cwd: path };
-  const reset = await runGitAt(location, ['reset', '--hard', '--quiet', commit]);
-  if (reset._tag === 'Left') return false;
+  // Clean first: a checkout reads a `.gitattributes` from the working tree where the index has none,
+  // so an untracked one the last run planted (`eol=crlf`, `working-tree-encoding`) would decide the
+  // bytes the reset writes. With nothing untracked left, only the base's own attributes apply.
   const clean = await runGitAt(location, ['clean', '-ffdxq']);
   if (clean._tag === 'Left') return false;
+  const reset = await runGitAt(location, ['reset', '--hard', '--quiet', commit]);
+  if (reset._tag === 'Left') return false;
   const status = await gitRawText(location, ['status', '--porcelain', '--ignored', '-z', '--untracked-files=all']);
   if (status._tag === 'Left' || status.right !== '') return false;
   return kind === 'verify' || normalizeCheckout(path);

@@ -151,6 +151,44 @@ describe('warm verify pool', () => {
   });
 });
 
+describe('a .gitattributes the last run left untracked', () => {
+  const BASE = 'export const add = (a, b) => a - b;\n';
+  const plant = (path: string): void => {
+    writeFileSync(join(path, 'src/math.js'), 'changed\n');
+    writeFileSync(join(path, '.gitattributes'), '* eol=crlf\n');
+  };
+
+  it('CONTROL: git reset --hard takes it, and writes the base with CRLF', () => {
+    const f = fixture();
+    plant(f.repoDir);
+    git(f.repoDir, 'reset', '-q', '--hard', 'HEAD');
+    expect(readFileSync(join(f.repoDir, 'src/math.js'), 'latin1')).toBe(BASE.replace('\n', '\r\n'));
+  });
+
+  for (const purpose of ['task', 'verify'] as const) {
+    it(`steers nothing: the reused ${purpose} slot holds the base's own bytes`, async () => {
+      const f = fixture();
+      const repo = await repoOf(f);
+      const first = await createTaskWorktree({ repo, taskId: 't_attr', purpose, home: f.home, pool: true });
+      if (first._tag === 'Left') throw new Error(first.left.message);
+      const path = first.right.path;
+      // Inode numbers come back at once after a removal; a directory's birth time does not.
+      const born = statSync(path, { bigint: true }).birthtimeNs;
+      expect(born, 'this file system records birth times').toBeGreaterThan(0n);
+      plant(path);
+      await removeTaskWorktree(first.right);
+      const again = await createTaskWorktree({ repo, taskId: 't_attr2', purpose, home: f.home, pool: true });
+      if (again._tag === 'Left') throw new Error(again.left.message);
+      // Reused (not thrown away and checked out fresh), and exactly at the base.
+      expect(again.right.path).toBe(path);
+      expect(statSync(path, { bigint: true }).birthtimeNs).toBe(born);
+      expect(readFileSync(join(path, 'src/math.js'), 'latin1')).toBe(BASE);
+      expect(existsSync(join(path, '.gitattributes'))).toBe(false);
+      await removeTaskWorktree(again.right);
+    });
+  }
+});
+
 describe('a slot that cannot be thrown away', () => {
   // Root removes anything but an immutable file; anyone else, anything but a directory it may not read.
   const asRoot = process.getuid?.() === 0;
