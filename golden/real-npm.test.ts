@@ -225,57 +225,37 @@ describe('golden: install scripts of dependencies', () => {
     expect(existsSync(join(dir, 'postinstall-ran'))).toBe(true);
   });
 
-  it('setup does not run it without approval; the task still verifies', () => {
+  /** The task fixes the dependency's code; the setup (the default, or `setup`) installs it first. */
+  function fixEvil(setup: readonly string[]): void {
     const box = makeRepo(EVIL);
     npm(box.repo, npmCache, ['install', '--package-lock-only', '--ignore-scripts']);
     commitAll(box, 'lockfile');
-    const real = crustcoreWith(
-      box,
-      [
-        'run',
-        '--goal',
-        'fix',
-        '--verify',
-        'npm test',
-        '--worker',
-        `sh -c "sed -i 's/ + 1;/;/' vendor/evil/index.js"`,
-        '--approve',
-        'auto',
-        '--json',
-      ],
-      { CRUSTCORE_NPM_CACHE: npmCache },
-    );
+    const worker = `sh -c "sed -i 's/ + 1;/;/' vendor/evil/index.js"`;
+    const args = [
+      'run',
+      '--goal',
+      'fix',
+      '--verify',
+      'npm test',
+      ...setup,
+      '--worker',
+      worker,
+      '--approve',
+      'auto',
+      '--json',
+    ];
+    const real = crustcoreWith(box, args, { CRUSTCORE_NPM_CACHE: npmCache });
     expect(real.status, real.stdout + real.stderr).toBe(EXIT.ok);
+    expect(allNames(join(box.home, 'environments'))).toContain('evil');
     expect(allNames(join(box.home, 'environments'))).not.toContain('postinstall-ran');
     expect(existsSync(join(box.repo, 'postinstall-ran'))).toBe(false);
-    expect(allNames(join(box.home, 'environments'))).toContain('evil');
+  }
+
+  it('setup does not run it without approval; the task still verifies', () => {
+    fixEvil([]);
   });
 
   it('a setup the user names (npm install, no --ignore-scripts) runs no install script without approval either', () => {
-    const box = makeRepo(EVIL);
-    npm(box.repo, npmCache, ['install', '--package-lock-only', '--ignore-scripts']);
-    commitAll(box, 'lockfile');
-    const real = crustcoreWith(
-      box,
-      [
-        'run',
-        '--goal',
-        'fix',
-        '--verify',
-        'npm test',
-        '--setup',
-        'npm install',
-        '--worker',
-        `sh -c "sed -i 's/ + 1;/;/' vendor/evil/index.js"`,
-        '--approve',
-        'auto',
-        '--json',
-      ],
-      { CRUSTCORE_NPM_CACHE: npmCache },
-    );
-    expect(real.status, real.stdout + real.stderr).toBe(EXIT.ok);
-    expect(allNames(join(box.home, 'environments'))).toContain('evil');
-    expect(allNames(join(box.home, 'environments'))).not.toContain('postinstall-ran');
-    expect(existsSync(join(box.repo, 'postinstall-ran'))).toBe(false);
+    fixEvil(['--setup', 'npm install']);
   });
 });
