@@ -1,5 +1,5 @@
 /**
- * Brings a reused worker checkout back to what a fresh `git worktree add`
+ * Brings a reused pool checkout back to what a fresh `git worktree add`
  * would have made, in what `git reset --hard` + `git clean -ffdx` leave alone
  * because git does not track it:
  * - permission bits other than the owner's executable bit (a worker's
@@ -7,7 +7,7 @@
  *   directories get `0777 & ~umask`, files `0666` or `0777` (by their
  *   executable bit) `& ~umask`, as git's checkout creates them;
  * - hard links between tracked files (same content, so git sees nothing):
- *   left alone, the next worker's write to one path would change another.
+ *   left alone, the next run's write to one path would change another.
  *   Each file with more than one link is copied to a fresh inode.
  * Anything that is not a directory, a regular file or a symlink cannot be
  * left by a reset and a clean: the answer is false, and the caller throws the

@@ -10,11 +10,11 @@
  * unexpected — the reset fails, the status is not empty,
  * the `.git` pointer moved — and the slot is thrown away and checked out
  * fresh, so a reused slot is never less clean than a new worktree.
- * Worker (task) worktrees have a pool of their own (`work-N`): a worker may
- * leave state git does not track (modes, hard links), and verify must never
- * inherit it. A work slot is also normalized after its reset
- * (checkout-normalize.ts), so the next worker starts from what a fresh
- * checkout would have made.
+ * A run may leave state git does not track (modes, hard links): every slot
+ * is also normalized after its reset (checkout-normalize.ts), since a
+ * verify run executes the patch's own test code as much as a worker runs
+ * its own. Worker (task) worktrees still have slots of their own (`work-N`),
+ * never handed to a verify run.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -67,7 +67,7 @@ function claimSlot(parent: string, prefix: string): { index: number; claimFile: 
   return null;
 }
 
-async function resetSlot(path: string, gitDir: string, commit: string, kind: PoolKind): Promise<boolean> {
+async function resetSlot(path: string, gitDir: string, commit: string): Promise<boolean> {
   const pointer = /^gitdir: (.+)$/m.exec(safeRead(join(path, '.git')))?.[1]?.trim();
   if (pointer !== gitDir) return false;
   const location = { gitDir, workTree: path, cwd: path };
@@ -79,8 +79,7 @@ async function resetSlot(path: string, gitDir: string, commit: string, kind: Poo
   const reset = await runGitAt(location, ['reset', '--hard', '--quiet', commit]);
   if (reset._tag === 'Left') return false;
   const status = await gitRawText(location, ['status', '--porcelain', '--ignored', '-z', '--untracked-files=all']);
-  if (status._tag === 'Left' || status.right !== '') return false;
-  return kind === 'verify' || normalizeCheckout(path);
+  return status._tag === 'Right' && status.right === '' && normalizeCheckout(path);
 }
 
 const safeRead = (path: string): string => {
@@ -104,12 +103,13 @@ export async function acquirePoolSlot(options: {
   readonly remove: (path: string) => Promise<void>;
 }): Promise<PoolSlot | null> {
   const parent = poolDir(options.home, options.repoId);
-  const claimed = claimSlot(parent, SLOT_PREFIX[options.kind]);
+  const prefix = SLOT_PREFIX[options.kind];
+  const claimed = claimSlot(parent, prefix);
   if (claimed === null) return null;
-  const path = join(parent, `${SLOT_PREFIX[options.kind]}-${claimed.index}`);
+  const path = join(parent, `${prefix}-${claimed.index}`);
   const recordFile = `${path}.slot.json`;
   const record = readJson<SlotRecord>(recordFile);
-  if (record !== null && (await resetSlot(path, record.gitDir, options.commit, options.kind))) {
+  if (record !== null && (await resetSlot(path, record.gitDir, options.commit))) {
     return { path, gitDir: record.gitDir, claimFile: claimed.claimFile };
   }
   try {

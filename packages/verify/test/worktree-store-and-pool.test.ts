@@ -304,4 +304,22 @@ describe('warm worker pool', () => {
     expect(readdirSync(join(path, 'b'))).toEqual(['same.txt']);
     await removeTaskWorktree(again.right);
   });
+
+  it("hands a verify slot back the same way (a verify run executes the patch's own tests)", async () => {
+    const f = workerFixture();
+    const repo = await repoOf(f);
+    const first = await createTaskWorktree({ repo, taskId: 't_vslot', purpose: 'verify', home: f.home, pool: true });
+    if (first._tag === 'Left') throw new Error(first.left.message);
+    const path = first.right.path;
+    const srcMode = modeOf(join(path, 'src'));
+    leaveUntrackedState(path);
+    await removeTaskWorktree(first.right);
+    const again = await createTaskWorktree({ repo, taskId: 't_vslot2', purpose: 'verify', home: f.home, pool: true });
+    if (again._tag === 'Left') throw new Error(again.left.message);
+    expect(again.right.path).toBe(path);
+    expect(modeOf(join(path, 'src'))).toBe(srcMode);
+    expect(modeOf(join(path, 'bin/run.sh')) & 0o7000).toBe(0);
+    expect(statSync(join(path, 'b/same.txt')).nlink).toBe(1);
+    await removeTaskWorktree(again.right);
+  });
 });
