@@ -67,6 +67,27 @@ function claimSlot(parent: string, prefix: string): { index: number; claimFile: 
   return null;
 }
 
+/**
+ * A repository's own config may tell git to look at less than a reset needs to see, and the
+ * last run in a slot chose what to leave behind: with `core.checkStat=minimal` and
+ * `core.trustctime=false` a file rewritten to the same size with its mtime put back looks
+ * unchanged to status and reset alike; with `core.ignoreCase=true` an untracked `A.JS` beside a
+ * tracked `a.js` is neither cleaned nor listed; `core.fileMode=false` keeps a `chmod +x`;
+ * `core.untrackedCache` lets directory stat data decide what is scanned. Pool calls override them.
+ */
+const EXACT_VIEW_ARGS: readonly string[] = [
+  '-c',
+  'core.checkStat=default',
+  '-c',
+  'core.trustctime=true',
+  '-c',
+  'core.ignoreCase=false',
+  '-c',
+  'core.fileMode=true',
+  '-c',
+  'core.untrackedCache=false',
+];
+
 async function resetSlot(path: string, gitDir: string, commit: string): Promise<boolean> {
   const pointer = /^gitdir: (.+)$/m.exec(safeRead(join(path, '.git')))?.[1]?.trim();
   if (pointer !== gitDir) return false;
@@ -74,11 +95,18 @@ async function resetSlot(path: string, gitDir: string, commit: string): Promise<
   // Clean first: a checkout reads a `.gitattributes` from the working tree where the index has none,
   // so an untracked one the last run planted (`eol=crlf`, `working-tree-encoding`) would decide the
   // bytes the reset writes. With nothing untracked left, only the base's own attributes apply.
-  const clean = await runGitAt(location, ['clean', '-ffdxq']);
+  const clean = await runGitAt(location, [...EXACT_VIEW_ARGS, 'clean', '-ffdxq']);
   if (clean._tag === 'Left') return false;
-  const reset = await runGitAt(location, ['reset', '--hard', '--quiet', commit]);
+  const reset = await runGitAt(location, [...EXACT_VIEW_ARGS, 'reset', '--hard', '--quiet', commit]);
   if (reset._tag === 'Left') return false;
-  const status = await gitRawText(location, ['status', '--porcelain', '--ignored', '-z', '--untracked-files=all']);
+  const status = await gitRawText(location, [
+    ...EXACT_VIEW_ARGS,
+    'status',
+    '--porcelain',
+    '--ignored',
+    '-z',
+    '--untracked-files=all',
+  ]);
   return status._tag === 'Right' && status.right === '' && normalizeCheckout(path);
 }
 

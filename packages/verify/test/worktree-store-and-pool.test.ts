@@ -9,7 +9,10 @@
  * - a worker's worktree comes from slots of its own, never a verify slot, and
  *   comes back as a fresh checkout would be even in what git does not track
  *   (special and group/other mode bits, hard links between tracked files).
- *   CONTROL: git's own reset + clean leaves all of that, with a clean status.
+ *   CONTROL: git's own reset + clean leaves all of that, with a clean status;
+ * - a repository config that tells git to trust less stat data, ignore case
+ *   or modes cannot hide a same-size rewrite, a case-twin file or a mode
+ *   change from a slot's reset (CONTROL: plain git under that config keeps them).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -23,6 +26,7 @@ import {
   rmSync,
   statSync,
   unlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -322,4 +326,71 @@ describe('warm worker pool', () => {
     expect(statSync(join(path, 'b/same.txt')).nlink).toBe(1);
     await removeTaskWorktree(again.right);
   });
+});
+
+describe("a slot's reset sees what the repository's config tells git to overlook", () => {
+  const BASE_TEXT = 'export const add = (a, b) => a - b;\n';
+  const SAME_SIZE = 'export const add = (a, b) => a * b;\n';
+  const LONG_AGO = new Date('2001-01-01T00:00:00Z');
+
+  function trustingFixture(): Fixture {
+    const made = makeRepo({ 'src/math.js': BASE_TEXT });
+    // Settings users choose for network or case-insensitive file systems, and for speed.
+    for (const [key, value] of [
+      ['core.checkStat', 'minimal'],
+      ['core.trustctime', 'false'],
+      ['core.ignoreCase', 'true'],
+      ['core.fileMode', 'false'],
+      ['core.untrackedCache', 'true'],
+    ] as const)
+      git(made.repoDir, 'config', key, value);
+    fixtures.push(made);
+    return made;
+  }
+
+  /**
+   * What a run can leave so that those settings hide it: a same-size rewrite with its mtime put
+   * back (after an index refresh that records that mtime, so the entry is not racily clean and
+   * git trusts the stat data), an untracked name that differs from a tracked one only in case,
+   * and an executable bit.
+   */
+  function leaveHiddenChanges(path: string): void {
+    const file = join(path, 'src/math.js');
+    utimesSync(file, LONG_AGO, LONG_AGO);
+    git(path, 'update-index', '-q', '--refresh');
+    writeFileSync(file, SAME_SIZE);
+    utimesSync(file, LONG_AGO, LONG_AGO);
+    chmodSync(file, 0o755);
+    writeFileSync(join(path, 'src/MATH.JS'), 'planted\n');
+  }
+
+  it('CONTROL: under those settings git clean + reset --hard keep all three and status says clean', () => {
+    const f = trustingFixture();
+    leaveHiddenChanges(f.repoDir);
+    git(f.repoDir, 'clean', '-ffdxq');
+    git(f.repoDir, 'reset', '-q', '--hard', 'HEAD');
+    expect(git(f.repoDir, 'status', '--porcelain', '--ignored', '--untracked-files=all')).toBe('');
+    expect(readFileSync(join(f.repoDir, 'src/math.js'), 'utf8')).toBe(SAME_SIZE);
+    expect(existsSync(join(f.repoDir, 'src/MATH.JS'))).toBe(true);
+    expect(statSync(join(f.repoDir, 'src/math.js')).mode & 0o111).not.toBe(0);
+  });
+
+  for (const purpose of ['task', 'verify'] as const) {
+    it(`hands a ${purpose} slot back at the base's exact bytes, names and modes`, async () => {
+      const f = trustingFixture();
+      const repo = await repoOf(f);
+      const first = await createTaskWorktree({ repo, taskId: 't_hide', purpose, home: f.home, pool: true });
+      if (first._tag === 'Left') throw new Error(first.left.message);
+      const path = first.right.path;
+      leaveHiddenChanges(path);
+      await removeTaskWorktree(first.right);
+      const again = await createTaskWorktree({ repo, taskId: 't_hide2', purpose, home: f.home, pool: true });
+      if (again._tag === 'Left') throw new Error(again.left.message);
+      expect(again.right.path).toBe(path);
+      expect(readFileSync(join(path, 'src/math.js'), 'utf8')).toBe(BASE_TEXT);
+      expect(readdirSync(join(path, 'src'))).toEqual(['math.js']);
+      expect(statSync(join(path, 'src/math.js')).mode & 0o111).toBe(0);
+      await removeTaskWorktree(again.right);
+    });
+  }
 });
