@@ -191,6 +191,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
   #baselineRun: Promise<CommandRecord | null> | null = null;
   /** Stops the baseline if the task ends before verification needs it. */
   readonly #baselineAbort = new AbortController();
+  /** A verify slot reset to the base while the backend works, so verification starts with the patch. */
+  #warmVerify: Promise<TaskWorktree | null> | null = null;
   #cleaned = false;
 
   constructor(options: VerifySessionOptions) {
@@ -232,6 +234,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     this.#cleaned = true;
     this.#baselineAbort.abort();
     await this.#baselineRun;
+    const unused = await this.#takeWarmVerify();
+    if (unused !== null) await removeTaskWorktree(unused);
     if (this.#worktree !== null) await removeTaskWorktree(this.#worktree);
     // Every object the task's worktrees wrote lives in its store; integration is over, so it goes.
     removeObjectStore(this.#o.home, this.#o.repo, this.#o.taskId);
@@ -267,9 +271,33 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     };
   }
 
+  /** Starts resetting a verify slot for this attempt's patch, unless one is already on its way. */
+  #warmVerifySlot(baseCommit: string): void {
+    if (this.#warmVerify !== null || this.#cleaned) return;
+    this.#warmVerify = createTaskWorktree({
+      repo: this.#o.repo,
+      taskId: this.#o.taskId,
+      ref: baseCommit,
+      purpose: 'verify',
+      home: this.#o.home,
+      pool: true,
+      nowMs: this.#o.clockMs(),
+    }).then(
+      (made) => (made._tag === 'Right' ? made.right : null),
+      () => null,
+    );
+  }
+
+  async #takeWarmVerify(): Promise<TaskWorktree | null> {
+    const warm = this.#warmVerify;
+    this.#warmVerify = null;
+    return warm === null ? null : await warm;
+  }
+
   async run(attempt: number, _diagnosis: KernelDiagnosis | null, signal: AbortSignal): Promise<AttemptResult> {
     const worktree = this.#worktree;
     if (worktree === null) throw new Error('attempt before the workspace was prepared');
+    this.#warmVerifySlot(worktree.baseCommit);
     const commands: CommandRecord[] = [];
     const result = await this.#o.backend.run(this.#workerInput(attempt), { worktree, signal, home: this.#o.home });
     const transcript = `${result.transcript.stdoutText}${result.transcript.stderrText ? `\n--- stderr ---\n${result.transcript.stderrText}` : ''}`;
@@ -445,19 +473,26 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     };
   }
 
+  /**
+   * The baseline (the same command on the base) and this verification run side by side, the
+   * verification in the slot warmed while the backend worked; test counts are compared after.
+   */
+  async #verifyBesideBaseline(patch: UnverifiedPatch, signal: AbortSignal) {
+    this.#stopBaselineWith(signal);
+    const baselinePending = this.#baselineRun;
+    this.#baselineRun = null;
+    const prepared = await this.#takeWarmVerify();
+    return Promise.all([
+      baselinePending ?? Promise.resolve(null),
+      verifyPatch(this.#o.verifyCap, { ...this.#verifyRequest(patch, signal), prepared }),
+    ]);
+  }
+
   async verify(patchHash: Hash32, signal: AbortSignal): Promise<VerifyOutcome> {
     const patch = this.#patch;
     if (patch === null || patch.sha256 !== patchHash)
       throw new Error('verify asked for a patch this task did not produce');
-    this.#stopBaselineWith(signal);
-    // The baseline (the same command on the base) and this verification run side by side;
-    // the test counts are compared once both are done.
-    const baselinePending = this.#baselineRun;
-    this.#baselineRun = null;
-    const [baselineCommand, outcome] = await Promise.all([
-      baselinePending ?? Promise.resolve(null),
-      verifyPatch(this.#o.verifyCap, this.#verifyRequest(patch, signal)),
-    ]);
+    const [baselineCommand, outcome] = await this.#verifyBesideBaseline(patch, signal);
     const commands: CommandRecord[] = baselineCommand === null ? [] : [baselineCommand];
     if (outcome._tag === 'Left') {
       const e = outcome.left;

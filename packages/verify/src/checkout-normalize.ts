@@ -17,6 +17,7 @@
  */
 import { chmodSync, constants, copyFileSync, lstatSync, readdirSync, renameSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
+import { runTrustedHostCommand } from '@crustcore/sandbox';
 
 const PERMISSION_BITS = 0o7777;
 const OWNER_EXECUTE = 0o100;
@@ -57,25 +58,78 @@ function normalizeEntry(path: string, stats: Stats, modes: Modes, pending: strin
   return true;
 }
 
+/** Walks the whole tree in this process: the fallback when `find` cannot run. */
+function normalizeByWalk(root: string, modes: Modes): boolean {
+  const pending: string[] = [];
+  const top = lstatSync(root);
+  if (!top.isDirectory() || !normalizeEntry(root, top, modes, pending)) return false;
+  for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (!normalizeEntry(path, lstatSync(path), modes, pending)) return false;
+    }
+  }
+  return true;
+}
+
+const octal = (mode: number): string => mode.toString(8).padStart(4, '0');
+
+/**
+ * `find` arguments that print (NUL-terminated) exactly the entries `normalizeEntry` would change
+ * or refuse: a directory not at its mode, a file with other links or at neither file mode, and
+ * anything that is none of directory, file, symlink. `-perm MODE` compares all twelve bits.
+ */
+function findArgv(root: string, modes: Modes): [string, ...string[]] {
+  const [d, f, x] = [octal(modes.directory), octal(modes.plainFile), octal(modes.executableFile)];
+  const badDirectory = ['(', '-type', 'd', '!', '-perm', d, ')'];
+  const badFile = ['(', '-type', 'f', '(', '-links', '+1', '-o', '(', '!', '-perm', f, '!', '-perm', x, ')', ')', ')'];
+  const foreign = ['(', '!', '-type', 'd', '!', '-type', 'f', '!', '-type', 'l', ')'];
+  return ['find', root, '(', ...badDirectory, '-o', ...badFile, '-o', ...foreign, ')', '-print0'];
+}
+
+/** At most this much of `find`'s listing; a run that left more than that gets a fresh checkout. */
+const FIND_OUTPUT_BYTES = 1 << 20;
+const FIND_TIMEOUT_MS = 120_000;
+
+/**
+ * Lets `find` (C, off the main thread) stat the tree and normalizes only what it lists. Null when
+ * find cannot start; false when it fails or lists too much (an unreadable directory, a flood).
+ */
+async function normalizeByFind(root: string, modes: Modes): Promise<boolean | null> {
+  const listed = await runTrustedHostCommand({
+    argv: findArgv(root, modes),
+    cwd: root,
+    env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' },
+    timeoutMs: FIND_TIMEOUT_MS,
+    maxOutputBytes: FIND_OUTPUT_BYTES,
+  });
+  if (listed.startError !== null) return listed.startError.reason === 'NotFound' ? null : false;
+  if (listed.exitCode !== 0 || listed.stdout.truncated || listed.timedOut) return false;
+  const ignored: string[] = [];
+  for (const path of listed.stdout.text.split('\0')) {
+    // A name that is not UTF-8 comes back mangled, and its lstat fails: false, as it should be.
+    if (path !== '' && !normalizeEntry(path, lstatSync(path), modes, ignored)) return false;
+  }
+  return true;
+}
+
 /**
  * Normalizes every entry under `root` (its `.git` pointer file included) and
  * `root` itself. True when the checkout now looks freshly made; false when
  * it holds something it cannot (the caller must check out a fresh one).
+ * `find` does the stat pass when it can (about 3x faster than a walk from
+ * Node on 20k files, and the event loop stays free); `scan: 'walk'` forces the in-process walk.
  */
-export function normalizeCheckout(root: string, umask: number = process.umask()): boolean {
-  const modes = modesFor(umask);
-  const pending: string[] = [];
+export async function normalizeCheckout(
+  root: string,
+  options: { readonly umask?: number; readonly scan?: 'find' | 'walk' } = {},
+): Promise<boolean> {
+  const modes = modesFor(options.umask ?? process.umask());
   try {
-    const top = lstatSync(root);
-    if (!top.isDirectory() || !normalizeEntry(root, top, modes, pending)) return false;
-    for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
-      for (const name of readdirSync(dir)) {
-        const path = join(dir, name);
-        if (!normalizeEntry(path, lstatSync(path), modes, pending)) return false;
-      }
-    }
+    if (!lstatSync(root).isDirectory()) return false;
+    const found = options.scan === 'walk' ? null : await normalizeByFind(root, modes);
+    return found ?? normalizeByWalk(root, modes);
   } catch {
     return false;
   }
-  return true;
 }

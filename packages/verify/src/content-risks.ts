@@ -146,15 +146,24 @@ export function pythonConfigFindings(path: string, before: string | null, after:
  * of it. Names are folded: on a case-insensitive host `head` is `HEAD`.
  */
 export function embeddedRepositories(treePaths: readonly string[], changed: ReadonlySet<string>): Finding[] {
+  // Only a directory the patch touches something under can be reported, so only the changed
+  // paths' ancestors (the top included) are listed: a 20k-file tree costs one lookup per path.
+  const ancestors = new Set<string>();
+  for (const path of changed) {
+    const parts = path.split('/');
+    for (let depth = 0; depth < parts.length; depth += 1) ancestors.add(parts.slice(0, depth).join('/'));
+  }
   const byDir = new Map<string, Set<string>>();
   for (const path of treePaths) {
     const parts = path.split('/');
-    for (let depth = 0; depth < parts.length; depth += 1) {
-      const dir = parts.slice(0, depth).join('/');
-      const child = foldSegment(parts[depth] as string) + (depth < parts.length - 1 ? '/' : '');
+    let dir = '';
+    // Ancestors are closed under "parent of", so the first directory that is not one ends the walk.
+    for (let depth = 0; depth < parts.length && ancestors.has(dir); depth += 1) {
+      const part = parts[depth] as string;
       const seen = byDir.get(dir) ?? new Set<string>();
-      seen.add(child);
+      seen.add(foldSegment(part) + (depth < parts.length - 1 ? '/' : ''));
       byDir.set(dir, seen);
+      dir = depth === 0 ? part : `${dir}/${part}`;
     }
   }
   const findings: Finding[] = [];

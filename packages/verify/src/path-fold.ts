@@ -16,14 +16,27 @@ const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
 // Windows strips these from the end of each path component.
 const TRAILING_DOTS_SPACES = /[. ]+$/;
 
-/** One path component, folded: NFKC, no default-ignorable code points, case-folded, no trailing dots/spaces. */
-export function foldSegment(segment: string): string {
+/** Folded components seen so far: a tree of 20k paths repeats its directory names thousands of times. */
+const foldMemo = new Map<string, string>();
+const FOLD_MEMO_LIMIT = 1 << 16;
+
+function foldUncached(segment: string): string {
   const visible = segment.normalize('NFKC').replace(DEFAULT_IGNORABLE, '');
   // Upper then lower: the closest JS has to full case folding (ß → ss, ﬁ → fi via NFKC).
   const folded = visible.toUpperCase().toLowerCase().normalize('NFKC');
   // `.` and `..` keep their meaning; only names lose trailing dots and spaces.
   if (folded === '.' || folded === '..') return folded;
   return folded.replace(TRAILING_DOTS_SPACES, '');
+}
+
+/** One path component, folded: NFKC, no default-ignorable code points, case-folded, no trailing dots/spaces. */
+export function foldSegment(segment: string): string {
+  const known = foldMemo.get(segment);
+  if (known !== undefined) return known;
+  const folded = foldUncached(segment);
+  if (foldMemo.size >= FOLD_MEMO_LIMIT) foldMemo.clear();
+  foldMemo.set(segment, folded);
+  return folded;
 }
 
 /** A repository-relative path, split on `/` and folded per component. */

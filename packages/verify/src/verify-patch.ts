@@ -96,6 +96,12 @@ export interface VerifyRequest {
   readonly environment?: EnvironmentContext;
   /** Take the worktree from the warm pool (reset to the base) instead of a fresh checkout. */
   readonly pool?: boolean;
+  /**
+   * A verify worktree the caller made ready beforehand (while the worker ran). Used only when it
+   * is a verify worktree of this task and repository at the patch's base; verification then owns
+   * it and removes (or releases) it like one of its own.
+   */
+  readonly prepared?: TaskWorktree | null;
 }
 
 export interface BaselineRun {
@@ -253,15 +259,7 @@ export async function verifyPatch(
     return err({ _tag: 'PatchHashMismatch', message: 'patch bytes do not match their recorded sha256' });
   }
   const home = request.home ?? crustcoreHome();
-  const created = await createTaskWorktree({
-    repo: request.repo,
-    taskId: request.taskId,
-    ref: patch.baseCommit,
-    purpose: 'verify',
-    home,
-    nowMs: request.nowMs,
-    ...(request.pool === undefined ? {} : { pool: request.pool }),
-  });
+  const created = await verifyWorktreeFor(request, home);
   if (created._tag === 'Left') return err({ _tag: 'WorktreeFailed', message: created.left.message });
   const worktree = created.right;
   let outcome: Result<VerifyError, VerifyOutcome>;
@@ -275,6 +273,28 @@ export async function verifyPatch(
     savePatchRecord(home, request.taskId, patch, verified);
   }
   return outcome;
+}
+
+/** The caller's prepared worktree when it fits this patch (any other is released); else a new one. */
+async function verifyWorktreeFor(request: VerifyRequest, home: string): ReturnType<typeof createTaskWorktree> {
+  const prepared = request.prepared ?? null;
+  const fits =
+    prepared !== null &&
+    prepared.purpose === 'verify' &&
+    prepared.taskId === request.taskId &&
+    prepared.repo.commonDir === request.repo.commonDir &&
+    prepared.baseCommit === request.patch.baseCommit;
+  if (fits) return ok(prepared);
+  if (prepared !== null) await removeTaskWorktree(prepared);
+  return createTaskWorktree({
+    repo: request.repo,
+    taskId: request.taskId,
+    ref: request.patch.baseCommit,
+    purpose: 'verify',
+    home,
+    nowMs: request.nowMs,
+    ...(request.pool === undefined ? {} : { pool: request.pool }),
+  });
 }
 
 async function verifyIn(

@@ -107,7 +107,7 @@ async function resetSlot(path: string, gitDir: string, commit: string): Promise<
     '-z',
     '--untracked-files=all',
   ]);
-  return status._tag === 'Right' && status.right === '' && normalizeCheckout(path);
+  return status._tag === 'Right' && status.right === '' && (await normalizeCheckout(path));
 }
 
 const safeRead = (path: string): string => {

@@ -3,6 +3,7 @@
  * package.json / Python config content, embedded repositories, what the
  * verify argv reads, and runner summaries that contradict exit 0.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   embeddedRepositories,
@@ -13,6 +14,7 @@ import {
 } from '../src/content-risks.js';
 import { escapingLinks, isDiscoveredTest, reportedFailures, resolveInTree, symlinkEscapes } from '../src/index.js';
 import { newlyEscaping } from '../src/integrity.js';
+import { foldPath, foldSegment } from '../src/path-fold.js';
 import { discoveryFromConfigs, globToRegex } from '../src/test-discovery.js';
 import { parseBatch } from '../src/tree-reader.js';
 import { verifyProgramFiles, verifyScriptNames } from '../src/verify-argv-risks.js';
@@ -163,6 +165,46 @@ describe('embedded repositories, by content', () => {
   it('case-folded names count (head on a case-insensitive host is HEAD)', () => {
     const found = embeddedRepositories(['x/head', 'x/Refs/heads/main'], new Set(['x/head']));
     expect(found).toHaveLength(1);
+  });
+
+  /** Every directory of the tree, the plain way: the model the pruned walk must agree with. */
+  function everyDirectoryModel(treePaths: readonly string[], changed: ReadonlySet<string>): string[] {
+    const byDir = new Map<string, Set<string>>();
+    for (const path of treePaths) {
+      const parts = path.split('/');
+      for (let depth = 0; depth < parts.length; depth += 1) {
+        const dir = parts.slice(0, depth).join('/');
+        const seen = byDir.get(dir) ?? new Set<string>();
+        seen.add(foldSegment(parts[depth] as string) + (depth < parts.length - 1 ? '/' : ''));
+        byDir.set(dir, seen);
+      }
+    }
+    const topFile = (path: string) => /^(?:head|config|objects\/|refs\/)/.test(foldPath(path).join('/'));
+    return [...byDir].flatMap(([dir, children]) => {
+      const repo =
+        children.has('head') && (children.has('objects/') || children.has('refs/') || children.has('config'));
+      const prefix = dir === '' ? '' : `${dir}/`;
+      const touched = [...changed].find((p) => p.startsWith(prefix) && (dir !== '' || topFile(p)));
+      return repo && touched !== undefined ? [`${dir || '.'}|${touched}`] : [];
+    });
+  }
+
+  it('reports exactly what a walk over every directory reports (property)', () => {
+    const segment = fc.constantFrom('HEAD', 'head', 'config', 'objects', 'refs', '.git', '.GIT', 'a', 'b.js', 'x');
+    const path = fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('/'));
+    fc.assert(
+      fc.property(fc.uniqueArray(path, { minLength: 1, maxLength: 30 }), fc.array(fc.nat()), (tree, picks) => {
+        // A path that is also another path's directory cannot be in a tree; drop such files.
+        const files = tree.filter((p) => !tree.some((q) => q.startsWith(`${p}/`)));
+        if (files.length === 0) return;
+        const changed = new Set(picks.map((i) => files[i % files.length] as string));
+        const found = embeddedRepositories(files, changed).map(
+          (f) => `${f.detail.replace(/ is a git repository$/, '')}|${f.path}`,
+        );
+        expect(found).toEqual(everyDirectoryModel(files, changed));
+      }),
+      { numRuns: 400, seed: 1303 },
+    );
   });
 
   it('a pre-existing repository the patch does not touch, or a lone HEAD file, is not reported', () => {

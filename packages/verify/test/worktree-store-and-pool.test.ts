@@ -394,3 +394,72 @@ describe("a slot's reset sees what the repository's config tells git to overlook
     });
   }
 });
+
+describe('a verify worktree prepared while the worker ran', () => {
+  /** A fixed patch, and a verify worktree of `taskId` at `ref` with a failing test planted in it. */
+  async function patchAndPrepared(f: Fixture, taskId: string, ref?: string) {
+    const repo = await repoOf(f);
+    const worktree = await createTaskWorktree({ repo, taskId, home: f.home });
+    if (worktree._tag === 'Left') throw new Error(worktree.left.message);
+    writeFileSync(join(worktree.right.path, 'src/math.js'), 'export const add = (a, b) => a + b;\n');
+    const patch = await extractPatch(worktree.right);
+    if (patch._tag === 'Left' || patch.right === null) throw new Error('no patch');
+    await removeTaskWorktree(worktree.right);
+    const prepared = await createTaskWorktree({
+      repo,
+      taskId,
+      purpose: 'verify',
+      home: f.home,
+      pool: true,
+      ...(ref === undefined ? {} : { ref }),
+    });
+    if (prepared._tag === 'Left') throw new Error(prepared.left.message);
+    // Untracked, so only a run in this very worktree can see it.
+    writeFileSync(
+      join(prepared.right.path, 'test/planted.test.js'),
+      "import { test } from 'node:test';\ntest('planted', () => { throw new Error('ran in the prepared worktree'); });\n",
+    );
+    const request = {
+      repo,
+      taskId,
+      patch: patch.right,
+      argv: ['npm', 'test'] as const,
+      nowMs: 1,
+      home: f.home,
+      pool: true,
+      prepared: prepared.right,
+    };
+    return { request, prepared: prepared.right };
+  }
+
+  it('is the one verification runs in, and is released afterwards', async () => {
+    const f = fixture();
+    const { request, prepared } = await patchAndPrepared(f, 't_warm');
+    const outcome = await verifyPatch(cap('verify'), { ...request, argv: ['npm', 'test'] });
+    if (outcome._tag === 'Left') throw new Error(JSON.stringify(outcome.left));
+    expect(outcome.right._tag).toBe('Failed');
+    expect(outcome.right.run.stdoutText + outcome.right.run.stderrText).toContain('ran in the prepared worktree');
+    expect(existsSync(prepared.ownerFile)).toBe(false);
+  });
+
+  it("is not used for a patch on another base (or another task's), and is released all the same", async () => {
+    const f = fixture();
+    writeFileSync(join(f.repoDir, 'README.md'), 'second commit\n');
+    git(f.repoDir, 'add', '-A');
+    git(f.repoDir, 'commit', '-qm', 'second');
+    const { request, prepared } = await patchAndPrepared(f, 't_cold', 'HEAD~1');
+    const outcome = await verifyPatch(cap('verify'), { ...request, argv: ['npm', 'test'] });
+    if (outcome._tag === 'Left') throw new Error(JSON.stringify(outcome.left));
+    expect(outcome.right._tag).toBe('Verified');
+    expect(existsSync(prepared.ownerFile)).toBe(false);
+    const other = await patchAndPrepared(f, 't_cold2');
+    const forOther = await verifyPatch(cap('verify'), {
+      ...other.request,
+      taskId: 't_someone_else',
+      argv: ['npm', 'test'],
+    });
+    if (forOther._tag === 'Left') throw new Error(JSON.stringify(forOther.left));
+    expect(forOther.right._tag).toBe('Verified');
+    expect(existsSync(other.prepared.ownerFile)).toBe(false);
+  });
+});
