@@ -32,8 +32,10 @@ beforeAll(async () => {
   // Only the daemon holds the provider key; clients that queue work never see it.
   const daemonEnv = { ...env, OPENAI_API_KEY: TEST_API_KEY, CRUSTCORE_CODEX_UPSTREAM: model.origin };
   daemon = new DaemonProcess(daemonEnv, [
+    // No test here is about a lost lease (daemon-postgres.test.ts is): a lease longer than any stall
+    // a loaded machine can cause, so a late heartbeat never re-runs a job behind a test's back.
     '--lease-ms',
-    '5000',
+    '120000',
     // Every poll is a claim query on the one PGlite; jobs are awaited by their log lines, never by
     // how soon they are claimed, so a slower poll costs only latency.
     '--poll-ms',
@@ -228,7 +230,7 @@ describe('crustcore daemon on PGlite, through its admin socket', () => {
     const killed = cli(env, ['kill', job.jobId, '--json']);
     expect(killed.json).toMatchObject({ ok: true, status: 'Killed', stoppingHere: true });
     await daemon.waitFor(
-      (line) => line.event === 'job.abandoned' && line.jobId === job.jobId,
+      (line) => line.event === 'job.abandoned' && line.jobId === job.jobId && line.reason === 'kill',
       90_000,
       'the run to stop (the worker is killed, not waited for)',
     );

@@ -13,6 +13,7 @@ import { type JobId, makeId, type TaskId } from '@crustcore/kernel';
 import type { Narrator, RunTaskOptions, RunTaskResult, TaskOutcomeKind } from '@crustcore/runtime';
 import { randomIds, runTask, SetupError } from '@crustcore/runtime';
 import { type Argv, type CodingBackend, detectVerifyCommand, ExternalCommandBackend } from '@crustcore/verify';
+import { jobStopSignal } from './job-stop-signal.js';
 import type { JobRunResult, RunningJob } from './supervisor.js';
 import type { PackBackendName, TaskJobResult } from './task-job.js';
 
@@ -135,7 +136,8 @@ export async function runTaskJob(job: RunningJob, context: TaskJobContext): Prom
     verifyArgv = detected.argv;
   }
   // The task's own wall-clock bound, on top of the daemon's stop signal.
-  const signal = AbortSignal.any([job.signal, AbortSignal.timeout(payload.timeoutSeconds * 1_000)]);
+  const stop = jobStopSignal(job.signal, payload.timeoutSeconds * 1_000);
+  const signal = stop.signal;
   try {
     const run = await runTask({
       dir: payload.dir,
@@ -162,5 +164,7 @@ export async function runTaskJob(job: RunningJob, context: TaskJobContext): Prom
     if (error instanceof SetupError || context.isSetupError?.(error) === true)
       return failed(error instanceof Error ? error.message : String(error), false);
     return failed(`internal: ${error instanceof Error ? error.message : String(error)}`, true);
+  } finally {
+    stop.dispose();
   }
 }

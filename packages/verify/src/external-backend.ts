@@ -199,7 +199,7 @@ export class ExternalCommandBackend implements CodingBackend {
       patch =
         extracted.left._tag === 'PatchRejected'
           ? { _tag: 'Rejected', rejection: extracted.left }
-          : { _tag: 'ExtractFailed', message: extracted.left.message };
+          : { _tag: 'ExtractFailed', message: withGitStderr(extracted.left) };
     } else {
       patch = extracted.right === null ? { _tag: 'NoChanges' } : { _tag: 'Patch', patch: extracted.right };
     }
@@ -231,4 +231,10 @@ export class ExternalCommandBackend implements CodingBackend {
       },
     };
   }
+}
+
+/** A failure's message with the end of what git printed, when git printed something (what to fix is there). */
+function withGitStderr(failure: { readonly message: string; readonly stderr?: string }): string {
+  const said = failure.stderr?.trim() ?? '';
+  return said === '' ? failure.message : `${failure.message}: ${said.slice(-600)}`;
 }

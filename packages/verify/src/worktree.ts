@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { checkRevision } from '@crustcore/confine';
 import { err, ok, type Result } from '@crustcore/kernel';
 import { discoverRepository, type GitFailure, type GitLocation, gitText, isObjectId, runGitAt } from './git.js';
@@ -16,6 +16,7 @@ import { crustcoreHome, worktreesDir } from './home.js';
 import { unlinkIfPresent, writeNewFileSynced } from './journal/durable.js';
 import { currentOwner, isOwnerAlive, type ProcessOwner } from './owner.js';
 import { acquirePoolSlot, releasePoolSlot } from './worktree-pool.js';
+import { forgetRegistrations, gitFileSpellings } from './worktree-registration.js';
 
 /** A user repository, located once. */
 export interface Repository {
@@ -304,12 +305,17 @@ async function removeWorktreeAt(
   } catch {
     repositoryGone = true;
   }
+  const ours = new Set(gitFileSpellings(path));
   if (!repositoryGone) await runGitAt(location, ['worktree', 'remove', '--force', '--force', '--', path]);
-  // Whatever git left (or could not remove) goes too; then git forgets the registration.
+  // Whatever git left (or could not remove) goes too; then the registration that names this path
+  // (never `git worktree prune`, which also drops the user's own missing worktrees: worktree-registration.ts).
   rmSync(path, { recursive: true, force: true, maxRetries: 3 });
   if (!repositoryGone) {
-    const pruned = await runGitAt(location, ['worktree', 'prune']);
-    if (pruned._tag === 'Left') return err(fail('git-failed', pruned.left.message, pruned.left));
+    try {
+      forgetRegistrations(commonDir, (file) => ours.has(file));
+    } catch (error) {
+      return err(fail('io', `cannot forget the worktree registration of ${path}: ${(error as Error).message}`));
+    }
   }
   unlinkIfPresent(ownerFile);
   return ok(null);
@@ -332,15 +338,16 @@ export async function withTaskWorktree<T>(
 export interface GcReport {
   readonly removed: readonly { readonly path: string; readonly taskId: string; readonly reason: string }[];
   readonly kept: readonly { readonly path: string; readonly taskId: string; readonly pid: number }[];
-  /** Repositories whose worktree registrations were pruned. */
+  /** Repositories whose stale CrustCore worktree registrations were forgotten (never the user's own). */
   readonly pruned: readonly string[];
   readonly errors: readonly string[];
 }
 
 /**
  * Removes worktrees whose owning process is gone (crash, kill) and any
- * directory without an owner file, then `git worktree prune` in each
- * repository seen. Worktrees of live processes are kept.
+ * directory without an owner file, then forgets, in each repository seen,
+ * the registrations of CrustCore worktrees that are gone (never `git worktree
+ * prune`: worktree-registration.ts). Worktrees of live processes are kept.
  */
 export async function gcWorktrees(options: { readonly home?: string } = {}): Promise<GcReport> {
   const root = worktreesDir(options.home ?? crustcoreHome());
@@ -389,14 +396,16 @@ export async function gcWorktrees(options: { readonly home?: string } = {}): Pro
       removed.push({ path, taskId: '', reason: 'no owner file' });
     }
   }
+  // Registrations left by worktrees of ours that are gone; the user's own are never touched.
+  const home = options.home ?? crustcoreHome();
+  const ourRoots = [root, join(home, 'pool')].flatMap((dir) => gitFileSpellings(dir).map((file) => dirname(file)));
+  const ours = (file: string): boolean => ourRoots.some((dir) => file.startsWith(`${dir}/`)) && !existsSync(file);
   for (const commonDir of repositories) {
     try {
-      statSync(commonDir);
-    } catch {
-      continue;
+      forgetRegistrations(commonDir, ours);
+    } catch (error) {
+      errors.push(`${commonDir}: ${(error as Error).message}`);
     }
-    const pruned = await runGitAt({ gitDir: commonDir, workTree: null, cwd: commonDir }, ['worktree', 'prune']);
-    if (pruned._tag === 'Left') errors.push(`${commonDir}: ${pruned.left.message}`);
   }
   return { removed, kept, pruned: [...repositories], errors };
 }

@@ -23,6 +23,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   unlinkSync,
@@ -35,6 +36,7 @@ import {
   applyVerifiedPatch,
   createTaskWorktree,
   extractPatch,
+  gcWorktrees,
   objectStoreDir,
   removeObjectStore,
   removeTaskWorktree,
@@ -461,5 +463,67 @@ describe('a verify worktree prepared while the worker ran', () => {
     if (forOther._tag === 'Left') throw new Error(JSON.stringify(forOther.left));
     expect(forOther.right._tag).toBe('Verified');
     expect(existsSync(other.prepared.ownerFile)).toBe(false);
+  });
+});
+
+describe("the user's own worktrees", () => {
+  /** A worktree of the user's that is missing for now (on a drive that is not mounted, say). */
+  function userWorktreeAway(f: Fixture): { away: string; registration: string } {
+    const path = join(f.home, '..', `${basename(f.repoDir)}-user-wt`);
+    git(f.repoDir, 'worktree', 'add', '-q', '--detach', path, 'HEAD');
+    const away = `${path}-unmounted`;
+    renameSync(path, away);
+    const registration = join(f.repoDir, '.git', 'worktrees', basename(path));
+    return { away, registration };
+  }
+
+  it('CONTROL: git worktree prune drops the registration of one that is missing for now', () => {
+    const f = fixture();
+    const { away, registration } = userWorktreeAway(f);
+    git(f.repoDir, 'worktree', 'prune');
+    expect(existsSync(registration)).toBe(false);
+    rmSync(away, { recursive: true, force: true });
+  });
+
+  it('keep their registrations through pool slots made, fresh worktrees removed and gc', async () => {
+    const f = fixture();
+    const repo = await repoOf(f);
+    const { away, registration } = userWorktreeAway(f);
+    for (const purpose of ['task', 'verify'] as const) {
+      const slot = await createTaskWorktree({ repo, taskId: 't_users', purpose, home: f.home, pool: true });
+      if (slot._tag === 'Left') throw new Error(slot.left.message);
+      await removeTaskWorktree(slot.right);
+    }
+    const fresh = await createTaskWorktree({ repo, taskId: 't_users_fresh', home: f.home });
+    if (fresh._tag === 'Left') throw new Error(fresh.left.message);
+    const freshRegistration = readFileSync(join(fresh.right.path, '.git'), 'utf8')
+      .replace(/^gitdir: /, '')
+      .trim();
+    await removeTaskWorktree(fresh.right);
+    // Ours goes with its worktree; the user's stays.
+    expect(existsSync(freshRegistration)).toBe(false);
+    // Also one whose `.git` pointer a run rewrote (git refuses to remove it then: the registration is ours to drop).
+    const vanished = await createTaskWorktree({ repo, taskId: 't_users_gone', home: f.home });
+    if (vanished._tag === 'Left') throw new Error(vanished.left.message);
+    const vanishedRegistration = readFileSync(join(vanished.right.path, '.git'), 'utf8')
+      .replace(/^gitdir: /, '')
+      .trim();
+    writeFileSync(join(vanished.right.path, '.git'), 'gitdir: /tmp/elsewhere\n');
+    await removeTaskWorktree(vanished.right);
+    expect(existsSync(vanishedRegistration)).toBe(false);
+    const leftover = await createTaskWorktree({ repo, taskId: 't_users_gc', home: f.home });
+    if (leftover._tag === 'Left') throw new Error(leftover.left.message);
+    const leftoverRegistration = readFileSync(join(leftover.right.path, '.git'), 'utf8')
+      .replace(/^gitdir: /, '')
+      .trim();
+    // A crashed run: its owner file names a dead process, so gc removes it and forgets its registration.
+    writeFileSync(
+      leftover.right.ownerFile,
+      JSON.stringify({ pid: 2 ** 22 + 7, path: leftover.right.path, commonDir: repo.commonDir, taskId: 't_users_gc' }),
+    );
+    await gcWorktrees({ home: f.home });
+    expect(existsSync(leftoverRegistration)).toBe(false);
+    expect(existsSync(registration)).toBe(true);
+    rmSync(away, { recursive: true, force: true });
   });
 });
