@@ -13,6 +13,7 @@ import {
   inspectLog,
   kernelReplay,
   openReceiptKey,
+  type ReceiptKey,
 } from '@crustcore/ledger';
 import { argvHash, mintSandboxExecCap, type SandboxExecCap } from '@crustcore/sandbox';
 import {
@@ -38,6 +39,7 @@ import { loadRuntimeRedactor } from './runtime-redactor.js';
 import { TaskLoop, type TaskOutcome } from './task-loop.js';
 import type { ToolGate } from './tool-gate-types.js';
 import { VerifySession } from './verify-session.js';
+import { WarmWorkspace } from './warm-workspace.js';
 
 export interface RunTaskOptions {
   readonly dir: string;
@@ -142,21 +144,16 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
   if (key._tag === 'Left') throw new SetupError(describeReceiptKeyError(key.left));
   const projectDir = projectDirOf(options.home, repo);
   const logPath = join(projectDir, 'events.log');
-  const redact = options.redact ?? (await loadRuntimeRedactor(options.home, options.env)).redact;
-  // One kernel per ledger: opening rebuilds it from the log; every task of this repository steps it.
-  const spine = await openSpine({
-    logPath,
-    artifacts: new ArtifactStore(join(projectDir, 'artifacts')),
-    key: key.right,
-    clockMs,
-    redact,
-  });
+  const warm = WarmWorkspace.forTask(options, repo, clockMs());
+  const { spine, redact, environment, workerEnvironment } = await warm.releasedIfThrows(() =>
+    openLedgerAndEnvironment(options, repo, { logPath, projectDir, key: key.right, clockMs }),
+  );
   const recorder = spine.recorder;
-
   const verifyCap = mintSandboxExecCap('verify');
-  if (verifyCap._tag === 'Left') throw new SetupError(`sandbox: ${verifyCap.left.message}. Run "crustcore doctor".`);
-  const environment = options.environment === false ? null : await environmentContextOf(options, repo);
-  const workerEnvironment = environment === null ? null : await workerEnvironmentOf(options, repo, environment);
+  if (verifyCap._tag === 'Left') {
+    await Promise.all([warm.release(), spine.close()]);
+    throw new SetupError(`sandbox: ${verifyCap.left.message}. Run "crustcore doctor".`);
+  }
   const workerCap = (): SandboxExecCap => {
     const cap = mintSandboxExecCap(
       'worker',
@@ -191,6 +188,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
     session = new VerifySession({
       repo,
       redact,
+      takeWorkspace: () => warm.take(),
       taskId: options.taskId,
       goal: options.goal,
       ...(options.priorObservations === undefined ? {} : { priorObservations: options.priorObservations }),
@@ -248,7 +246,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
     options.signal?.removeEventListener('abort', onAbort);
     await spine.compact(options.taskId);
   } finally {
-    await Promise.all(pendingNotes);
+    await Promise.all([...pendingNotes, warm.release()]);
     await spine.close();
   }
   const verified = session?.verified ?? null;
@@ -275,6 +273,43 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       verified === null ? null : (JSON.parse(JSON.stringify(verified.evidence())) as Record<string, unknown>),
     inspect,
   };
+}
+
+/**
+ * The ledger (opening rebuilds the kernel: CPU in this process) and the environment (git and
+ * stat calls in children), side by side; the warm workspace's git calls run beside both.
+ */
+async function openLedgerAndEnvironment(
+  options: RunTaskOptions,
+  repo: Repository,
+  ledger: {
+    readonly logPath: string;
+    readonly projectDir: string;
+    readonly key: ReceiptKey;
+    readonly clockMs: () => number;
+  },
+) {
+  const environmentReady = (async () => {
+    const environment = options.environment === false ? null : await environmentContextOf(options, repo);
+    const workerEnvironment = environment === null ? null : await workerEnvironmentOf(options, repo, environment);
+    return { environment, workerEnvironment };
+  })();
+  environmentReady.catch(() => undefined);
+  const redact = options.redact ?? (await loadRuntimeRedactor(options.home, options.env)).redact;
+  // One kernel per ledger: opening rebuilds it from the log; every task of this repository steps it.
+  const spine = await openSpine({
+    logPath: ledger.logPath,
+    artifacts: new ArtifactStore(join(ledger.projectDir, 'artifacts')),
+    key: ledger.key,
+    clockMs: ledger.clockMs,
+    redact,
+  });
+  try {
+    return { spine, redact, ...(await environmentReady) };
+  } catch (error) {
+    await spine.close();
+    throw error;
+  }
 }
 
 /** What every run of this task needs to prepare its environment; progress goes to the narrator. */

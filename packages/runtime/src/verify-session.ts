@@ -49,6 +49,7 @@ import type {
   WorkerRun,
   Workspace,
 } from './ports.js';
+import type { WorkspaceMade } from './warm-workspace.js';
 
 export interface VerifySessionOptions {
   readonly repo: Repository;
@@ -67,6 +68,8 @@ export interface VerifySessionOptions {
   /** `--commit`: integrate as a commit on crustcore/<task> instead of writing the working tree. */
   readonly commitMode: boolean;
   readonly ref?: string;
+  /** The worker's slot made ready beforehand (run-task.ts WarmWorkspace); prepare makes one otherwise. */
+  readonly takeWorkspace?: () => WorkspaceMade | null;
   readonly maxSeconds?: number;
   readonly verifyTimeoutMs?: number;
   /** Hashes of verify argvs a person approved (typing `--verify` is that approval). */
@@ -210,15 +213,16 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
   }
 
   async prepare(): Promise<{ baseCommit: string; worktreePath: string }> {
-    const created = await createTaskWorktree({
-      repo: this.#o.repo,
-      taskId: this.#o.taskId,
-      purpose: 'task',
-      home: this.#o.home,
-      pool: true,
-      nowMs: this.#o.clockMs(),
-      ...(this.#o.ref === undefined ? {} : { ref: this.#o.ref }),
-    });
+    const created = await (this.#o.takeWorkspace?.() ??
+      createTaskWorktree({
+        repo: this.#o.repo,
+        taskId: this.#o.taskId,
+        purpose: 'task',
+        home: this.#o.home,
+        pool: true,
+        nowMs: this.#o.clockMs(),
+        ...(this.#o.ref === undefined ? {} : { ref: this.#o.ref }),
+      }));
     if (created._tag === 'Left') throw new Error(`could not create the task worktree: ${created.left.message}`);
     this.#worktree = created.right;
     if (this.#o.environmentFiles !== undefined && this.#o.environmentFiles.length > 0)
