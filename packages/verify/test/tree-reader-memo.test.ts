@@ -8,8 +8,9 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { commitTree } from '../src/environment/tree-reader.js';
 import { gitTreeReader } from '../src/index.js';
-import { type Fixture, git, makeRepo } from './git-fixture.js';
+import { type Fixture, git, makeRepo, repoOf } from './git-fixture.js';
 
 let fixture: Fixture | null = null;
 afterEach(() => fixture?.cleanup());
@@ -51,5 +52,23 @@ describe('gitTreeReader remembers answers about full object ids', () => {
     expect(await reader.readBlob(later)).toBeNull();
     git(repoDir, 'hash-object', '-w', 'later.txt');
     expect(await reader.readBlob(later)).toBe('written later\n');
+  });
+});
+
+describe('commitTree reads each manifest once', () => {
+  it('a second read of the same file is answered without git; CONTROL: a new reader then gets nothing', async () => {
+    fixture = makeRepo({ 'package.json': '{ "name": "p" }\n' });
+    const { repoDir } = fixture;
+    const commit = git(repoDir, 'rev-parse', 'HEAD').trim();
+    const repo = await repoOf(fixture);
+    const tree = commitTree(repo, commit);
+    expect(await tree.readText('package.json')).toBe('{ "name": "p" }\n');
+    renameSync(join(repoDir, '.git'), join(repoDir, '.git-away'));
+    try {
+      expect(await tree.readText('package.json')).toBe('{ "name": "p" }\n');
+      expect(await commitTree(repo, commit).readText('package.json')).toBeNull();
+    } finally {
+      renameSync(join(repoDir, '.git-away'), join(repoDir, '.git'));
+    }
   });
 });

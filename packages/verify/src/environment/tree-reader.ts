@@ -45,8 +45,8 @@ export function directoryTree(root: string): TreeReader {
 /**
  * The tree of `commit` in `repo`, read without a checkout. Detection probes
  * many manifest names that most projects lack, so each directory is listed
- * once (one `ls-tree`) and only files the listing holds are read: a commit
- * never changes, so the listing cannot go stale.
+ * once (one `ls-tree`) and only files the listing holds are read, each once:
+ * a commit never changes, so neither can go stale.
  */
 export function commitTree(repo: Repository, commit: string): TreeReader {
   const location = repositoryLocation(repo);
@@ -62,15 +62,25 @@ export function commitTree(repo: Repository, commit: string): TreeReader {
     }
     return listing;
   };
+  // Several detectors read the same manifest (package.json above all): one `cat-file` each.
+  const texts = new Map<string, Promise<string | null>>();
+  const readOnce = async (relativePath: string): Promise<string | null> => {
+    const slash = relativePath.lastIndexOf('/');
+    const names = await listDirectory(slash === -1 ? '' : relativePath.slice(0, slash));
+    if (!names.includes(relativePath.slice(slash + 1))) return null;
+    const shown = await gitRawText(location, ['cat-file', 'blob', `${commit}:${relativePath}`], {
+      maxOutputBytes: MAX_MANIFEST_BYTES,
+    });
+    return shown._tag === 'Right' ? shown.right : null;
+  };
   return {
-    readText: async (relativePath) => {
-      const slash = relativePath.lastIndexOf('/');
-      const names = await listDirectory(slash === -1 ? '' : relativePath.slice(0, slash));
-      if (!names.includes(relativePath.slice(slash + 1))) return null;
-      const shown = await gitRawText(location, ['cat-file', 'blob', `${commit}:${relativePath}`], {
-        maxOutputBytes: MAX_MANIFEST_BYTES,
-      });
-      return shown._tag === 'Right' ? shown.right : null;
+    readText: (relativePath) => {
+      let text = texts.get(relativePath);
+      if (text === undefined) {
+        text = readOnce(relativePath);
+        texts.set(relativePath, text);
+      }
+      return text;
     },
     listDirectory,
   };
