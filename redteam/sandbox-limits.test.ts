@@ -104,7 +104,10 @@ describe('redteam: sandbox limits', () => {
     const marker = `crustcore-bomb-${process.pid}-${Date.now()}`;
     const result = await attack(
       'hostile',
-      { argv: ['sh', '-c', `# ${marker}\nbomb() { bomb | bomb & }; bomb; sleep 100`], timeoutMs: 3_000 },
+      // By construction the run lasts until its timeout: the sleep starts before the bomb and holds a
+      // slot, and the bomb runs in a subshell, so the shell that waits never forks once slots run out
+      // (dash exits when a fork fails: a sleep after the bomb, or the bomb's first pipeline, could).
+      { argv: ['sh', '-c', `# ${marker}\nsleep 100 & bomb() { bomb | bomb & }; (bomb) & wait`], timeoutMs: 3_000 },
       { limits: { processes: 32 } },
     );
     expect(result.timedOut).toBe(true);
@@ -156,7 +159,7 @@ describe('redteam: sandbox limits', () => {
       const { mintSandboxExecCap, runSandboxed } = await import(${JSON.stringify(join(repoRoot, 'packages/sandbox/src/index.ts'))});
       const cap = mintSandboxExecCap('hostile', { limits: { processes: 16 } });
       const r = await runSandboxed(cap.right, { argv: ['sh', '-c', ${JSON.stringify(`# ${marker}
-bomb() { bomb | bomb & }; bomb; sleep 100`)}], worktreeRoot: ${JSON.stringify(unprivileged)}, cwd: ${JSON.stringify(unprivileged)}, timeoutMs: 3000 });
+sleep 100 & bomb() { bomb | bomb & }; (bomb) & wait`)}], worktreeRoot: ${JSON.stringify(unprivileged)}, cwd: ${JSON.stringify(unprivileged)}, timeoutMs: 3000 });
       console.log('RESULT ' + JSON.stringify(r._tag === 'Right' ? { processLimit: r.right.processLimit, timedOut: r.right.timedOut, backend: r.right.backend, stderr: r.right.stderr.text.slice(0, 2000) } : r.left));
     `;
     try {
@@ -187,6 +190,7 @@ bomb() { bomb | bomb & }; bomb; sleep 100`)}], worktreeRoot: ${JSON.stringify(un
         backend: string;
         stderr: string;
       };
+      // Lasts until the timeout by construction, as in the test above (sleep first, bomb in a subshell).
       expect(result).toMatchObject({ processLimit: 'rlimit-nproc', timedOut: true, backend: 'bubblewrap' });
       expect(result.stderr).toContain('Cannot fork');
       expect(await waitForNone(marker)).toEqual([]);
