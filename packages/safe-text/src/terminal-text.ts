@@ -54,9 +54,10 @@ export function guardTerminalText(text: string): string {
 const UNGUARDED = Symbol('crustcore.unguarded');
 
 /**
- * The stream under a guard, for readline alone: a line editor moves the cursor and clears the line
- * with escape sequences of its own, and text it echoes is what the person typed. Everything else
- * writes through the guard.
+ * The stream under a guard, for readline and the run's status line alone: a line editor moves the
+ * cursor and clears the line with escape sequences of its own, and text it echoes is what the
+ * person typed; the status line writes a carriage return and an erase-line, and sanitizes its
+ * text itself. Everything else writes through the guard.
  */
 export function unguarded<T extends TextSink>(stream: T): T {
   return ((stream as unknown as Record<symbol, unknown>)[UNGUARDED] as T | undefined) ?? stream;

@@ -188,6 +188,24 @@ export async function runOutputFor(
   return null;
 }
 
+/**
+ * The live status line (render/status-line.ts): text output with stderr a terminal, full build
+ * only (the define drops the import from nano). Without one, narration is `base` itself.
+ */
+async function statusLineFor(
+  format: string,
+  io: Io,
+): Promise<{ narrate(base: Narrator): Narrator; clear(): void; stop(): void }> {
+  if ((globalThis as Nano).CRUSTCORE_NANO !== true) {
+    const { StatusLine, narrateWithStatus, wantsStatusLine } = await import('../render/status-line.js');
+    if (wantsStatusLine(format, io.stderr, io.env)) {
+      const line = new StatusLine(io.stderr, io.err);
+      return { narrate: (base) => narrateWithStatus(base, line), clear: () => line.clear(), stop: () => line.stop() };
+    }
+  }
+  return { narrate: (base) => base, clear: () => undefined, stop: () => undefined };
+}
+
 /** Repository memory for the task (full build only: the define drops this import from nano). */
 async function repositoryMemory(...args: Parameters<typeof import('./task-memory.js').runTaskMemory>) {
   // The guarded branch form: esbuild folds the define and drops the branch, not code after a return.
@@ -269,7 +287,8 @@ export const runCommand: Command = {
     if (approve === 'ask' && !canAsk) throw new UsageError(NO_TERMINAL_FOR_ASK);
     const style = format === 'text' ? io.out : io.err;
     const taskId = randomIds.taskId();
-    const base = format === 'json' || format === 'stream-json' ? silentNarrator : humanNarrator(io.stdout, style);
+    const status = await statusLineFor(format, io);
+    const base = format === 'text' ? status.narrate(humanNarrator(io.stdout, style)) : silentNarrator;
     // Token and cost totals come from what the kernel was charged, in every format.
     const output = await runOutputFor(format, io, taskId, base);
     const narrator = output?.narrator ?? base;
@@ -278,6 +297,7 @@ export const runCommand: Command = {
     const onSigint = (): void => {
       interrupts += 1;
       if (interrupts > 1) process.exit(ExitCode.interrupted);
+      status.clear();
       writeLine(io.stderr, io.err.yellow('stopping at the next safe point (Ctrl+C again to quit now)'));
       stop.abort(new DOMException('interrupted by the user', 'AbortError'));
     };
@@ -407,6 +427,7 @@ export const runCommand: Command = {
       }
       throw error;
     } finally {
+      status.stop();
       await memory?.finish(null);
       clearTimeout(timeoutTimer);
       process.off('SIGINT', onSigint);
