@@ -240,7 +240,13 @@ describe('crustcore daemon on PGlite, through its admin socket', () => {
       execFileSync('sh', ['-c', 'pgrep -f "^sleep 300$" || true'], { encoding: 'utf8' }).trim();
     for (let tries = 0; survivors() !== '' && tries < 240; tries++)
       await new Promise((resolve) => setTimeout(resolve, 250));
-    expect(survivors()).toBe('');
+    // On failure: who the survivor is (its parents, group, session) and what the daemon said.
+    const left = survivors();
+    const why =
+      left === ''
+        ? ''
+        : `${execFileSync('sh', ['-c', `ps -eo pid,ppid,pgid,sid,etimes,args | grep -v grep | grep -E "sleep 300|bwrap|crustcore|perl" || true`], { encoding: 'utf8' })}\n${JSON.stringify(daemon.lines.filter((l) => l.jobId === job.jobId || l.taskId === job.taskId))}`;
+    expect(left, why).toBe('');
     const listed = cli(env, ['tasks', '--json']);
     expect(((listed.json?.tasks ?? []) as Record<string, unknown>[]).find((t) => t.jobId === job.jobId)).toMatchObject({
       status: 'Killed',
