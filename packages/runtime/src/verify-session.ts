@@ -49,7 +49,7 @@ import type {
   WorkerRun,
   Workspace,
 } from './ports.js';
-import type { WorkspaceMade } from './warm-workspace.js';
+import { taskWorkspace, type WorkspaceMade } from './warm-workspace.js';
 
 export interface VerifySessionOptions {
   readonly repo: Repository;
@@ -213,16 +213,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
   }
 
   async prepare(): Promise<{ baseCommit: string; worktreePath: string }> {
-    const created = await (this.#o.takeWorkspace?.() ??
-      createTaskWorktree({
-        repo: this.#o.repo,
-        taskId: this.#o.taskId,
-        purpose: 'task',
-        home: this.#o.home,
-        pool: true,
-        nowMs: this.#o.clockMs(),
-        ...(this.#o.ref === undefined ? {} : { ref: this.#o.ref }),
-      }));
+    // The same call either way: made ready beforehand (run-task.ts), or made now.
+    const created = await (this.#o.takeWorkspace?.() ?? taskWorkspace(this.#o, this.#o.repo, this.#o.clockMs()));
     if (created._tag === 'Left') throw new Error(`could not create the task worktree: ${created.left.message}`);
     this.#worktree = created.right;
     if (this.#o.environmentFiles !== undefined && this.#o.environmentFiles.length > 0)

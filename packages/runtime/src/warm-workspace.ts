@@ -7,7 +7,6 @@
  */
 import type { Result } from '@crustcore/kernel';
 import {
-  type CreateWorktreeOptions,
   createTaskWorktree,
   type Repository,
   removeTaskWorktree,
@@ -17,30 +16,35 @@ import {
 
 export type WorkspaceMade = Promise<Result<WorktreeError, TaskWorktree>>;
 
+/** The worker's slot for a task of `repo` at `ref` (HEAD when absent): the one call that makes it. */
+export function taskWorkspace(
+  task: { readonly taskId: string; readonly home: string; readonly ref?: string },
+  repo: Repository,
+  nowMs: number,
+): WorkspaceMade {
+  return createTaskWorktree({
+    repo,
+    taskId: task.taskId,
+    purpose: 'task',
+    home: task.home,
+    pool: true,
+    nowMs,
+    ...(task.ref === undefined ? {} : { ref: task.ref }),
+  });
+}
+
 export class WarmWorkspace {
   #pending: WorkspaceMade | null;
 
-  constructor(options: CreateWorktreeOptions) {
-    this.#pending = createTaskWorktree(options);
+  constructor(pending: WorkspaceMade) {
+    this.#pending = pending;
     // Awaited by whoever takes it or by release(); never an unhandled rejection meanwhile.
     this.#pending.catch(() => undefined);
   }
 
-  /** The worker's slot for a task of `repo` at `ref` (HEAD when absent), as VerifySession.prepare makes it. */
-  static forTask(
-    task: { readonly taskId: string; readonly home: string; readonly ref?: string },
-    repo: Repository,
-    nowMs: number,
-  ): WarmWorkspace {
-    return new WarmWorkspace({
-      repo,
-      taskId: task.taskId,
-      purpose: 'task',
-      home: task.home,
-      pool: true,
-      nowMs,
-      ...(task.ref === undefined ? {} : { ref: task.ref }),
-    });
+  /** Starts making the worker's slot now (taskWorkspace). */
+  static forTask(...args: Parameters<typeof taskWorkspace>): WarmWorkspace {
+    return new WarmWorkspace(taskWorkspace(...args));
   }
 
   /** Runs `step`; if it throws, the slot is given back before the error goes on. */

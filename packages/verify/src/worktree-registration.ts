@@ -12,16 +12,19 @@
 import { readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
-/** `<dir>/.git` both as given and with the parent's symlinks resolved (git records the real path). */
-export function gitFileSpellings(dir: string): readonly string[] {
-  const spellings = [join(dir, '.git')];
+/** `dir` as given and with its parent's symlinks resolved (git records real paths). */
+export function pathSpellings(dir: string): readonly string[] {
   try {
-    spellings.push(join(realpathSync(dirname(dir)), basename(dir), '.git'));
+    return [dir, join(realpathSync(dirname(dir)), basename(dir))];
   } catch {
     // The parent is gone too: only the spelling as given can match.
+    return [dir];
   }
-  return spellings;
 }
+
+/** `<dir>/.git` in each of `dir`'s spellings: what a registration's `gitdir` file names. */
+export const gitFileSpellings = (dir: string): readonly string[] =>
+  pathSpellings(dir).map((spelling) => join(spelling, '.git'));
 
 /**
  * Removes each registration in `commonDir` whose `gitdir` file names a path

@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { checkRevision } from '@crustcore/confine';
 import { err, ok, type Result } from '@crustcore/kernel';
 import { discoverRepository, type GitFailure, type GitLocation, gitText, isObjectId, runGitAt } from './git.js';
@@ -16,7 +16,7 @@ import { crustcoreHome, worktreesDir } from './home.js';
 import { unlinkIfPresent, writeNewFileSynced } from './journal/durable.js';
 import { currentOwner, isOwnerAlive, type ProcessOwner } from './owner.js';
 import { acquirePoolSlot, releasePoolSlot } from './worktree-pool.js';
-import { forgetRegistrations, gitFileSpellings } from './worktree-registration.js';
+import { forgetRegistrations, gitFileSpellings, pathSpellings } from './worktree-registration.js';
 
 /** A user repository, located once. */
 export interface Repository {
@@ -398,7 +398,7 @@ export async function gcWorktrees(options: { readonly home?: string } = {}): Pro
   }
   // Registrations left by worktrees of ours that are gone; the user's own are never touched.
   const home = options.home ?? crustcoreHome();
-  const ourRoots = [root, join(home, 'pool')].flatMap((dir) => gitFileSpellings(dir).map((file) => dirname(file)));
+  const ourRoots = [root, join(home, 'pool')].flatMap((dir) => pathSpellings(dir));
   const ours = (file: string): boolean => ourRoots.some((dir) => file.startsWith(`${dir}/`)) && !existsSync(file);
   for (const commonDir of repositories) {
     try {
