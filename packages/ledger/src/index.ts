@@ -138,6 +138,8 @@ export { nobleSha256, nodeSha256, type Sha256, toHex } from './sha256.js';
 export {
   type CheckedSnapshot,
   DEFAULT_SNAPSHOT_EVERY_FRAMES,
+  MIN_SNAPSHOT_EVERY_FRAMES,
+  SNAPSHOT_BYTES_FACTOR,
   SNAPSHOT_MAC_DOMAIN,
   type SnapshotCovers,
   SnapshotWitness,

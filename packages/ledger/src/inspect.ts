@@ -40,6 +40,14 @@ export interface InspectOptions<E = unknown> {
   readonly replay?: boolean;
   /** Tell only this task's story. */
   readonly taskId?: string;
+  /**
+   * Check only what came after this trusted snapshot frame (a run's own check of what it
+   * appended, whatever the log's length): every frame's bytes are still chain-checked (the
+   * head MAC covers them, so earlier payloads cannot have changed), but receipts MACs,
+   * artifacts, event headers, stories and the replay start at the snapshot, which must be a
+   * snapshot that verifies; the replay resumes from its state. Undefined: the whole log.
+   */
+  readonly fromSnapshot?: number;
   readonly sha256?: Sha256;
 }
 
@@ -101,6 +109,8 @@ class PayloadChecks<E> {
   readonly stories: StoryBuilder;
   readonly untrustedSnapshots: UntrustedSnapshot[] = [];
   snapshots = 0;
+  /** Whether the scope's snapshot was met (options.fromSnapshot). */
+  resumed = false;
   #lastReceiptHash: string = GENESIS_RECEIPT_HASH;
   failure: IntegrityFailure | undefined;
   receiptsChecked = 0;
@@ -123,9 +133,18 @@ class PayloadChecks<E> {
 
   visit(frame: DecodedFrame): void {
     if (this.failure !== undefined) return;
+    const from = this.#options.fromSnapshot;
+    if (from !== undefined && frame.seq < from) {
+      this.#skim(frame);
+      return;
+    }
     const payload = decodePayload(frame);
     if (payload._tag === 'Left') {
       this.failure = integrityFailure('bad-payload', frame.seq, payload.left.reason, frame.offset);
+      return;
+    }
+    if (frame.seq === from) {
+      this.failure = this.#resumeAt(frame, payload.right);
       return;
     }
     this.failure = this.#check(frame, payload.right);
@@ -133,6 +152,38 @@ class PayloadChecks<E> {
     this.stories.feed(frame, payload.right);
     this.#checkSnapshot(frame, payload.right);
     if (this.#replayer !== undefined) this.failure = this.#replayer.feed(frame, payload.right);
+  }
+
+  /**
+   * A frame before the scope: its bytes are chain-checked; only what later frames depend on is
+   * kept (the receipt chain and the receipts later frames may name, what a snapshot covers).
+   */
+  #skim(frame: DecodedFrame): void {
+    const payload = (): Json | undefined => {
+      const decoded = decodePayload(frame);
+      return decoded._tag === 'Right' ? decoded.right : undefined;
+    };
+    this.#witness?.observe(frame, payload);
+    if (frame.kind !== RECEIPT_KIND) return;
+    const receipt = decodeToolReceipt(payload());
+    if (receipt._tag === 'Left') return;
+    this.#lastReceiptHash = receiptHash(receipt.right, this.#sha256);
+    this.#receipts.set(this.#lastReceiptHash, { toolCallId: receipt.right.toolCallId, taskId: receipt.right.taskId });
+  }
+
+  /** The scope's first frame: a snapshot that verifies, which the replay continues from. */
+  #resumeAt(frame: DecodedFrame, payload: Json): IntegrityFailure | undefined {
+    const bad = (detail: string) => integrityFailure('replay-divergence', frame.seq, detail, frame.offset);
+    if (frame.kind !== SNAPSHOT_KIND || this.#witness === undefined) {
+      return bad(`the check was to start at a ${SNAPSHOT_KIND} frame, but seq ${frame.seq} is ${frame.kind}`);
+    }
+    this.snapshots++;
+    const checked = this.#witness.check(payload, this.#options.key);
+    if (checked._tag === 'Left') return bad(`${SNAPSHOT_KIND} is not trustworthy: ${checked.left}`);
+    if (!checked.right.macChecked) return bad('no receipt key to check the snapshot MAC');
+    this.#replayer?.resume(checked.right.kernel, frame.seq);
+    this.resumed = true;
+    return undefined;
   }
 
   /** What `open` would decide about a snapshot (the replay, if any, compares it as well). */
@@ -261,7 +312,13 @@ export function inspectLog<E>(options: InspectOptions<E>): InspectReport {
   });
   const chainReport = chain.finish(end, size, options.key);
   const replay = chainReport.failure === undefined ? checks.finishReplay() : undefined;
-  const failures = [checks.failure, replay?.failure, chainReport.failure].filter(
+  const from = options.fromSnapshot;
+  // A scope whose snapshot is not in the log would check nothing: that is a failure, not a pass.
+  const unmet =
+    from !== undefined && !checks.resumed && checks.failure === undefined
+      ? integrityFailure('replay-divergence', from, `the log holds no ${SNAPSHOT_KIND} frame at seq ${from}`)
+      : undefined;
+  const failures = [checks.failure, replay?.failure, chainReport.failure, unmet].filter(
     (f): f is IntegrityFailure => f !== undefined,
   );
   // The first bad seq wins; at equal seqs, the order above (payload, replay, chain).

@@ -28,12 +28,26 @@ import { toHex } from './sha256.js';
 export const SNAPSHOT_MAC_DOMAIN = 'crustcore.ledger.snapshot.v1';
 
 /**
- * How many frames the runtime lets pass between snapshots (measured in
+ * The most frames the runtime lets pass between snapshots (measured in
  * benches/runtime-open.bench.ts, see docs/event-log.md "Snapshots"): opening
  * replays at most this many frames after the newest snapshot, and writing costs
  * one more frame (one fsync) per this many.
  */
 export const DEFAULT_SNAPSHOT_EVERY_FRAMES = 2_048;
+
+/**
+ * The fewest: every `crustcore run` opens the log and checks what it appended from the newest
+ * snapshot, so the frames after it are replayed twice per run (≈ 0.1–0.3 ms each); a run
+ * writes about 25 frames, so this is a snapshot about every ten tasks.
+ */
+export const MIN_SNAPSHOT_EVERY_FRAMES = 256;
+
+/**
+ * Between the two bounds a snapshot is written only once the frames since the last one hold
+ * this many times the state's bytes: a large state (many live tasks) adds at most a quarter
+ * to the log, a small one is snapshotted at the lower bound.
+ */
+export const SNAPSHOT_BYTES_FACTOR = 4;
 
 const Hex64 = t.refinement(t.string, (s) => /^[0-9a-f]{64}$/.test(s), 'hex64');
 const Seq = t.refinement(t.number, (n) => Number.isSafeInteger(n) && n >= 1, 'seq');

@@ -16,6 +16,7 @@
  */
 import {
   type Action,
+  canonicalJson,
   createKernel,
   type Json,
   type Kernel,
@@ -25,16 +26,19 @@ import {
   TERMINAL_STATUSES,
 } from '@crustcore/kernel';
 import {
+  type AppendAck,
   type ArtifactStore,
   DEFAULT_SNAPSHOT_EVERY_FRAMES,
   type IntegrityFailure,
   kernelOpening,
   kernelReplay,
   LedgerWriter,
+  MIN_SNAPSHOT_EVERY_FRAMES,
   OPEN_KIND,
   ReceiptIssuer,
   type ReceiptKey,
   rebuildKernel,
+  SNAPSHOT_BYTES_FACTOR,
   type UntrustedSnapshot,
 } from '@crustcore/ledger';
 import { LedgerRecorder, type Redact } from './ledger-recorder.js';
@@ -68,7 +72,11 @@ export interface OpenSpineOptions {
   readonly redact?: Redact;
   /** Used only when the log has no kernel yet; an opened log keeps the config it recorded. */
   readonly kernelConfig?: Partial<KernelConfig>;
-  /** Frames between kernel snapshots (default DEFAULT_SNAPSHOT_EVERY_FRAMES); 0 writes none. */
+  /**
+   * A fixed number of frames between kernel snapshots; 0 writes none. Default: at least
+   * MIN_SNAPSHOT_EVERY_FRAMES, at most DEFAULT_SNAPSHOT_EVERY_FRAMES, in between once the frames
+   * since the last one outweigh the state SNAPSHOT_BYTES_FACTOR times (ledger/snapshot.ts).
+   */
   readonly snapshotEveryFrames?: number;
 }
 
@@ -94,6 +102,7 @@ export class LedgerSpine {
   readonly #kernel: Kernel;
   readonly #key: ReceiptKey;
   readonly #snapshotEvery: number;
+  readonly #snapshotMin: number;
   /** Seq of the newest trusted snapshot (or of the actions frame a skipped one would have covered). */
   #snapshotAt: number;
   #chain: Promise<unknown> = Promise.resolve();
@@ -110,6 +119,7 @@ export class LedgerSpine {
     this.openReport = parts.report;
     this.#key = options.key;
     this.#snapshotEvery = options.snapshotEveryFrames ?? DEFAULT_SNAPSHOT_EVERY_FRAMES;
+    this.#snapshotMin = options.snapshotEveryFrames ?? MIN_SNAPSHOT_EVERY_FRAMES;
     this.#snapshotAt = parts.report.resumedAtSnapshot ?? 0;
   }
 
@@ -182,7 +192,7 @@ export class LedgerSpine {
       const event = await this.recorder.appendEvent(pending);
       const actions = this.#kernel.step(event);
       const answer = await this.recorder.appendAnswer(event.seq, actions, this.#kernel.stateHash());
-      if (this.#snapshotEvery > 0 && answer.seq - this.#snapshotAt >= this.#snapshotEvery) {
+      if (this.#snapshotDue(answer)) {
         // Taken right after the actions frame, before any other kernel event: the state it covers.
         await this.recorder.appendSnapshot(this.#key, answer, this.#kernel);
         this.#snapshotAt = answer.seq;
@@ -191,6 +201,16 @@ export class LedgerSpine {
     });
     this.#chain = next.catch(() => undefined);
     return next;
+  }
+
+  /** Whether a snapshot goes right after this actions frame (see OpenSpineOptions.snapshotEveryFrames). */
+  #snapshotDue(answer: AppendAck): boolean {
+    const frames = answer.seq - this.#snapshotAt;
+    if (this.#snapshotEvery <= 0 || frames < this.#snapshotMin) return false;
+    if (frames >= this.#snapshotEvery) return true;
+    // The log's mean frame size stands in for the bytes since the last snapshot.
+    const bytesSince = frames * (answer.offset / Math.max(1, answer.seq));
+    return bytesSince >= SNAPSHOT_BYTES_FACTOR * canonicalJson(this.#kernel.snapshot()).length;
   }
 
   /** Drops a finished task from the kernel state; a task still running is left alone. */

@@ -258,6 +258,9 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       key: key.right,
       kernel: kernelReplay(),
       replay: true,
+      // What this run appended, not the project's whole history (that is `crustcore inspect`):
+      // from the snapshot the open resumed from, so the check's cost does not grow with the log.
+      ...(spine.openReport.resumedAtSnapshot === undefined ? {} : { fromSnapshot: spine.openReport.resumedAtSnapshot }),
     });
   } catch {
     inspect = null;

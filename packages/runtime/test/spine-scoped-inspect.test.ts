@@ -1,0 +1,200 @@
+/**
+ * A run checks what it appended (`inspectLog({ fromSnapshot })`, run-task.ts), not the whole
+ * history: the check must cost the same on the 1st and the 1,000th task of a repository, and
+ * still catch whatever it claims to catch. Every frame's bytes stay chain-checked; receipts,
+ * artifacts, event headers and the replay start at the snapshot the open resumed from.
+ *
+ * The default snapshot policy (ledger-spine.ts #snapshotDue): at least MIN_SNAPSHOT_EVERY_FRAMES
+ * frames apart, at most DEFAULT_SNAPSHOT_EVERY_FRAMES, in between only once the frames since
+ * outweigh the state SNAPSHOT_BYTES_FACTOR times.
+ */
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Hash32, makeId, type TaskId } from '@crustcore/kernel';
+import {
+  DEFAULT_SNAPSHOT_EVERY_FRAMES,
+  inspectLog,
+  kernelReplay,
+  MIN_SNAPSHOT_EVERY_FRAMES,
+  nodeSha256,
+  SNAPSHOT_KIND,
+  scanFile,
+} from '@crustcore/ledger';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { LedgerSpine } from '../src/index.js';
+import { type TempLedger, tempLedger } from './spine-helpers.js';
+import { submitBatch, TaskScript } from './task-script.js';
+
+let ledger: TempLedger | null = null;
+afterEach(() => ledger?.remove());
+
+const snapshotSeqs = (logPath: string): number[] => {
+  const seqs: number[] = [];
+  scanFile(logPath, 0, nodeSha256, (frame) => {
+    if (frame.kind === SNAPSHOT_KIND) seqs.push(frame.seq);
+    return true;
+  });
+  return seqs;
+};
+
+const lastSeq = (logPath: string): number => {
+  let last = 0;
+  scanFile(logPath, 0, nodeSha256, (frame) => {
+    last = frame.seq;
+    return true;
+  });
+  return last;
+};
+
+/** Runs scripted tasks to the end, `width` at a time, each with one receipted tool output and one artifact note. */
+async function runTasks(spine: LedgerSpine, from: number, count: number, width = 1): Promise<Hash32[]> {
+  const artifacts: Hash32[] = [];
+  for (let n = from; n < from + count; n += width) {
+    const scripts = Array.from({ length: Math.min(width, from + count - n) }, (_, k) => new TaskScript(n + k, 'apply'));
+    while (scripts.some((s) => !s.done))
+      await submitBatch(
+        spine,
+        scripts.filter((s) => !s.done),
+      );
+    for (const s of scripts) {
+      const artifact = await spine.recorder.storeArtifact(`output of task ${s.taskId}`);
+      artifacts.push(artifact);
+      await spine.recorder.recordReceipt({
+        taskId: s.taskId,
+        toolCallId: makeId('ToolCallId', `c-${s.taskId.replace(/[^0-9A-Za-z-]/g, '-')}`),
+        toolName: 'shell',
+        args: { argv: ['true'] },
+        result: `result ${s.taskId}`,
+        modelText: `result ${s.taskId}`,
+        artifactHashes: [artifact],
+      });
+      await spine.recorder.appendNote('output', s.taskId, { stdoutArtifact: artifact });
+      await spine.compact(s.taskId as TaskId);
+    }
+  }
+  return artifacts;
+}
+
+function scoped(current: TempLedger, fromSnapshot: number | undefined) {
+  return inspectLog({
+    logPath: current.logPath,
+    artifactsDir: join(current.dir, 'artifacts'),
+    key: current.key,
+    kernel: kernelReplay(),
+    replay: true,
+    ...(fromSnapshot === undefined ? {} : { fromSnapshot }),
+  });
+}
+
+/**
+ * A history with several snapshots, then one more "run" opened on it. A fixed, short interval
+ * keeps the log small: what is checked depends on where the snapshot is, not on the policy.
+ */
+async function historyThenRun(): Promise<{ current: TempLedger; from: number; old: Hash32[]; fresh: Hash32[] }> {
+  const current = tempLedger();
+  ledger = current;
+  let spine = await current.open({ snapshotEveryFrames: 30 });
+  const old = await runTasks(spine, 1, 12);
+  await spine.close();
+  spine = await current.open({ snapshotEveryFrames: 30 });
+  const from = spine.openReport.resumedAtSnapshot;
+  const fresh = await runTasks(spine, 100, 1);
+  await spine.close();
+  if (from === undefined) throw new Error('the history wrote no snapshot');
+  return { current, from, old, fresh };
+}
+
+describe("a run's own check of the ledger", () => {
+  it('replays only from the snapshot the open resumed from, and passes on an intact log', async () => {
+    const { current, from } = await historyThenRun();
+    const full = scoped(current, undefined);
+    const mine = scoped(current, from);
+    expect(full.failure).toBeUndefined();
+    expect(mine.failure).toBeUndefined();
+    expect(mine.ok).toBe(true);
+    // Every frame's bytes are still checked…
+    expect(mine.chain.frames).toBe(full.chain.frames);
+    // …but the replay and the payload checks cover a tail, not the history.
+    expect(mine.replay?.events ?? 0).toBeGreaterThan(0);
+    expect(mine.replay?.events ?? 0).toBeLessThan((full.replay?.events ?? 0) / 4);
+    expect(mine.kernelEventsChecked).toBeLessThan(full.kernelEventsChecked / 4);
+    expect(mine.receiptsChecked).toBeLessThan(full.receiptsChecked);
+    expect(mine.replay?.finalStateHash).toBe(full.replay?.finalStateHash);
+  }, 120_000);
+
+  it('catches a missing or altered artifact of the run, and names the frame that references it', async () => {
+    const { current, from, fresh } = await historyThenRun();
+    const artifact = fresh[0] as Hash32;
+    const path = join(current.dir, 'artifacts', artifact.slice(0, 2), artifact.slice(2));
+    writeFileSync(path, 'not what was stored');
+    expect(scoped(current, from).failure?.reason).toBe('bad-artifact');
+    rmSync(path);
+    expect(scoped(current, from).failure?.reason).toBe('missing-artifact');
+  }, 120_000);
+
+  it("leaves the history's artifacts to `crustcore inspect` (the whole log), which still catches them", async () => {
+    const { current, from, old } = await historyThenRun();
+    const artifact = old[0] as Hash32;
+    rmSync(join(current.dir, 'artifacts', artifact.slice(0, 2), artifact.slice(2)));
+    expect(scoped(current, undefined).failure?.reason).toBe('missing-artifact');
+    expect(scoped(current, from).failure).toBeUndefined();
+  }, 120_000);
+
+  it('catches a changed byte anywhere in the history (the chain covers every frame)', async () => {
+    const { current, from } = await historyThenRun();
+    const bytes = readFileSync(current.logPath);
+    const at = bytes.indexOf(Buffer.from('goal 1"'));
+    expect(at).toBeGreaterThan(0);
+    bytes[at] = 'G'.charCodeAt(0);
+    writeFileSync(current.logPath, bytes);
+    expect(scoped(current, from).failure?.reason).toBe('bad-hash');
+  }, 120_000);
+
+  it('fails when the scope does not start at a trusted snapshot, or at no frame at all', async () => {
+    const { current, from } = await historyThenRun();
+    const notASnapshot = scoped(current, from - 1);
+    expect(notASnapshot.failure?.reason).toBe('replay-divergence');
+    expect(notASnapshot.failure?.detail).toMatch(/start at a kernel\.snapshot frame/);
+    const beyond = scoped(current, lastSeq(current.logPath) + 5);
+    expect(beyond.failure?.reason).toBe('replay-divergence');
+    expect(beyond.failure?.detail).toMatch(/holds no kernel\.snapshot frame/);
+    // Without the key, the snapshot's MAC cannot be checked: never trusted.
+    const keyless = inspectLog({ logPath: current.logPath, kernel: kernelReplay(), replay: true, fromSnapshot: from });
+    expect(keyless.ok).toBe(false);
+  }, 120_000);
+});
+
+describe('the default snapshot policy', () => {
+  it('snapshots a small state at the lower bound, so a run never replays more than that', async () => {
+    const current = tempLedger();
+    ledger = current;
+    const spine = await current.open();
+    // About 20 frames a task: past the lower bound twice.
+    await runTasks(spine, 1, 30);
+    await spine.close();
+    const seqs = snapshotSeqs(current.logPath);
+    expect(seqs.length).toBeGreaterThanOrEqual(2);
+    const gaps = seqs.map((seq, i) => seq - (seqs[i - 1] ?? 0));
+    for (const gap of gaps) {
+      expect(gap).toBeGreaterThanOrEqual(MIN_SNAPSHOT_EVERY_FRAMES);
+      // One task's frames at most past the bound: a snapshot waits for an actions frame.
+      expect(gap).toBeLessThan(MIN_SNAPSHOT_EVERY_FRAMES + 40);
+    }
+  }, 120_000);
+
+  it('waits longer for a large state (the bytes rule)', async () => {
+    const current = tempLedger();
+    ledger = current;
+    const spine = await current.open();
+    // 60 live tasks (never finished): a state of tens of kB, more than 4 × 256 frames' bytes.
+    const live = Array.from({ length: 60 }, (_, k) => new TaskScript(1000 + k, 'apply'));
+    for (let step = 0; step < 3; step++) await submitBatch(spine, live);
+    await runTasks(spine, 1, 20, 4);
+    await spine.close();
+    const seqs = snapshotSeqs(current.logPath);
+    expect(seqs.length).toBeGreaterThanOrEqual(1);
+    // Later than the small-state rule would have written it (see the test above).
+    expect(seqs[0]).toBeGreaterThan(MIN_SNAPSHOT_EVERY_FRAMES + 40);
+    expect(seqs[0]).toBeLessThanOrEqual(DEFAULT_SNAPSHOT_EVERY_FRAMES);
+  }, 120_000);
+});
