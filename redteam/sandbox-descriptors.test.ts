@@ -23,6 +23,7 @@ import { join, resolve } from 'node:path';
 import { runTrustedHostCommand } from '@crustcore/sandbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, CLI, makeRepo } from '../golden/cli-harness.js';
+import { expectNoneReached, HOLDER, PROBE, parseProbe, shellQuote } from './descriptor-harness.js';
 
 const repoRoot = resolve(import.meta.dirname, '..');
 const scratch = mkdtempSync(join(tmpdir(), 'crustcore-redteam-fds-'));
@@ -37,83 +38,6 @@ const secretFile = join(scratch, 'secret.txt');
 const victimFile = join(scratch, 'victim.txt');
 writeFileSync(secretFile, SECRET);
 writeFileSync(victimFile, 'untouched');
-
-/** Runs inside every sandbox: what is open above 2, and what each planted number lets it do. */
-const PROBE = `
-import json, os, sys
-planted = [int(n) for n in sys.argv[1].split(',')]
-def listed():
-    names = [int(n) for n in os.listdir('/proc/self/fd')]
-    out = []
-    for n in names:
-        try:
-            os.fstat(n)
-            out.append(n)
-        except OSError:
-            pass  # the listing's own directory descriptor, closed again
-    return sorted(n for n in out if n > 2)
-def attempt(fn):
-    try:
-        got = fn()
-        return 'OK:' + (got.decode(errors='replace')[:40] if isinstance(got, bytes) else str(got)[:80])
-    except OSError as e:
-        return 'errno%d' % e.errno
-report = {'open': listed(), 'tries': {}}
-for n in planted:
-    report['tries'][n] = {
-        'fstat': attempt(lambda: os.fstat(n).st_mode),
-        'read': attempt(lambda: os.pread(n, 64, 0) if os.path.isfile('/proc/self/fd/%d' % n) else os.read(n, 0)),
-        'write': attempt(lambda: os.write(n, b'')),
-        'openat': attempt(lambda: os.open('etc/passwd', os.O_RDONLY, dir_fd=n)),
-        'procfd': attempt(lambda: os.listdir('/proc/self/fd/%d' % n)),
-        'procfd_reopen': attempt(lambda: os.open('/proc/self/fd/%d' % n, os.O_RDONLY)),
-    }
-print('PROBE ' + json.dumps(report))
-`;
-
-/** Plants the descriptors, runs the two controls, then execs the Node driver with everything still open. */
-const HOLDER = `
-import json, os, resource, select, socket, subprocess, sys
-probe, secret_file, victim_file, driver = sys.argv[1:5]
-limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-def place(fd, number):
-    if fd != number:
-        os.dup2(fd, number, inheritable=True)
-        os.close(fd)
-    os.set_inheritable(number, True)
-    return number
-planted = {}
-planted['dir-root'] = place(os.open('/', os.O_RDONLY | os.O_DIRECTORY), 3)
-planted['dir-etc-path'] = place(os.open('/etc', os.O_PATH | os.O_DIRECTORY), 4)
-planted['file-secret'] = place(os.open(secret_file, os.O_RDONLY), 9)
-planted['file-victim-write'] = place(os.open(victim_file, os.O_WRONLY | os.O_APPEND), 10)
-r, w = os.pipe()
-planted['pipe-read'] = place(r, 63)
-planted['pipe-write'] = place(w, 200)
-a, b = socket.socketpair()
-planted['socketpair-a'] = place(a.detach(), 1000)
-planted['socketpair-b'] = place(b.detach(), 1001)
-listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-listener.bind(('127.0.0.1', 0)); listener.listen(1)
-planted['tcp-listener'] = place(listener.detach(), 1777)
-planted['eventfd'] = place(os.eventfd(0), 4242)
-ep = select.epoll()
-planted['epoll'] = place(ep.fileno(), 5000)
-planted['memfd'] = place(os.memfd_create('crustcore-planted', 0), 9999)
-planted['dir-root-near-limit'] = place(os.open('/', os.O_RDONLY | os.O_DIRECTORY), limit - 1)
-numbers = ','.join(str(n) for n in planted.values())
-print('PLANTED ' + json.dumps({'planted': planted, 'limit': limit}), flush=True)
-py = '/usr/bin/python3'
-direct = subprocess.run([py, probe, numbers], close_fds=False, capture_output=True, text=True)
-print('CONTROL-DIRECT ' + direct.stdout.strip() + direct.stderr.strip(), flush=True)
-bwrap = subprocess.run(['/usr/bin/bwrap', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib',
-    '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin', '--ro-bind', os.path.dirname(probe), os.path.dirname(probe),
-    '--proc', '/proc', '--dev', '/dev', '--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL',
-    py, probe, numbers], close_fds=False, capture_output=True, text=True)
-print('CONTROL-BWRAP ' + bwrap.stdout.strip() + bwrap.stderr.strip(), flush=True)
-os.environ['CRUSTCORE_PLANTED'] = numbers
-os.execv(driver, [driver] + sys.argv[5:])
-`;
 
 /** In the holder's exec'd Node process: one probe per profile and backend, and one host-side command. */
 const DRIVER = `
@@ -138,17 +62,6 @@ const host = await sandbox.runTrustedHostCommand({ argv, cwd: worktree, env: { P
 console.log('RUN ' + JSON.stringify({ via: 'runTrustedHostCommand', out: host.stdout.text + host.stderr.text }));
 `;
 
-interface ProbeReport {
-  readonly open: readonly number[];
-  readonly tries: Readonly<Record<string, Readonly<Record<string, string>>>>;
-}
-
-function parseProbe(text: string): ProbeReport {
-  const line = text.split('\n').find((entry) => entry.includes('PROBE '));
-  if (line === undefined) throw new Error(`no probe report in: ${text.slice(0, 2000)}`);
-  return JSON.parse(line.slice(line.indexOf('PROBE ') + 'PROBE '.length)) as ProbeReport;
-}
-
 /** The holder execs this: Node with tsx, so the driver imports the package source. */
 const libraryDriver = (): string =>
   `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} --conditions=source --import tsx --input-type=module -e ${shellQuote(DRIVER)}\n`;
@@ -170,8 +83,6 @@ async function runHolder(driverScript: string = libraryDriver()): Promise<{ line
   return { lines: run.stdout.text.split('\n'), stderr: run.stderr.text };
 }
 
-const shellQuote = (text: string): string => `'${text.replaceAll("'", `'"'"'`)}'`;
-
 /**
  * The holder execs the built CLI instead: `crustcore run` in a repository whose worker runs the
  * probe and writes its report into the worktree, so the verified, applied patch carries it back.
@@ -185,16 +96,6 @@ function cliDriver(repo: string, home: string): string {
     `exec ${shellQuote(process.execPath)} ${shellQuote(CLI)} run --goal probe --worker "${worker}" --approve auto --json`,
     '',
   ].join('\n');
-}
-
-/** Every planted number is closed for the probe: nothing listed, every use refused. */
-function expectNoneReached(report: ProbeReport, numbers: readonly number[], via: string): void {
-  expect(report.open, via).toEqual([]);
-  for (const n of numbers) {
-    for (const [what, outcome] of Object.entries(report.tries[String(n)] ?? {})) {
-      expect(outcome, `${via}: fd ${n} ${what}`).toMatch(/^errno(9|2)$/);
-    }
-  }
 }
 
 beforeAll(() => buildCli(), 300_000);

@@ -9,7 +9,7 @@
 import { filterDriverNames, filterOverrideEnv, GIT_DIFF_SAFETY_ARGS, gitBaseArgs, gitEnv } from '@crustcore/confine';
 import { err, ok, type Result } from '@crustcore/kernel';
 import { type ProcessResult, runTrustedHostCommand } from '@crustcore/sandbox';
-import { cachedFilterNames, configFingerprint, rememberFilterNames } from './git-config-cache.js';
+import { cachedFilterNames, configFingerprint, listingIncludesFiles, rememberFilterNames } from './git-config-cache.js';
 
 export { GIT_DIFF_SAFETY_ARGS };
 
@@ -103,6 +103,27 @@ async function environmentFor(
   return ok({ ...base, ...filterOverrideEnv(names.right), ...objectEnv(location), ...(options.env ?? {}) });
 }
 
+interface Listing {
+  readonly names: readonly string[];
+  /** Whether another caller may take this answer: it listed the config and nothing it includes. */
+  readonly shareable: boolean;
+}
+
+/**
+ * Listings running now, by git dir and config fingerprint: calls that start side by side (a
+ * run warms its slot while it detects the environment) share one `git config --list`
+ * instead of each missing the cache. Only as sound as the cache itself: no fingerprint (a
+ * config file changed within the racy window) and no sharing; an answer that read included
+ * files (which no fingerprint covers) or failed is not taken, the joiner lists for itself.
+ */
+const listingsInFlight = new Map<string, Promise<Result<GitFailure, Listing>>>();
+let listingsStarted = 0;
+
+/** How many `git config --list` this process has started (the cache and the sharing are measured by it). */
+export function configListingsStarted(): number {
+  return listingsStarted;
+}
+
 /** The filter drivers the repository's config names: cached while its config files are unchanged. */
 async function filterNamesAt(
   location: GitLocation,
@@ -112,6 +133,28 @@ async function filterNamesAt(
   const cached = cachedFilterNames(location.gitDir);
   if (cached !== null) return ok(cached);
   const fingerprint = configFingerprint(location.gitDir);
+  const key = fingerprint === null ? null : `${location.gitDir}\u0000${fingerprint}`;
+  const running = key === null ? undefined : listingsInFlight.get(key);
+  if (running !== undefined) {
+    const shared = await running;
+    if (shared._tag === 'Right' && shared.right.shareable) return ok(shared.right.names);
+  }
+  const listing = listFilterNames(location, base, options, fingerprint);
+  if (key !== null && running === undefined) {
+    listingsInFlight.set(key, listing);
+    void listing.finally(() => listingsInFlight.delete(key));
+  }
+  const listed = await listing;
+  return listed._tag === 'Left' ? listed : ok(listed.right.names);
+}
+
+async function listFilterNames(
+  location: GitLocation,
+  base: Readonly<Record<string, string>>,
+  options: GitCallOptions,
+  fingerprint: string | null,
+): Promise<Result<GitFailure, Listing>> {
+  listingsStarted += 1;
   const listed = await spawn(location, base, ['config', '--list', '-z'], options, CONFIG_OUTPUT_BYTES);
   if (listed.startError !== null)
     return err(failure('config', listed, `git did not start: ${listed.startError.message}`));
@@ -120,7 +163,7 @@ async function filterNamesAt(
   const names = filterDriverNames(listing);
   if (names.length > 256) return err(failure('config', listed, 'too many filter drivers'));
   if (listed.exitCode === 0) rememberFilterNames(location.gitDir, fingerprint, listing, names);
-  return ok(names);
+  return ok({ names, shareable: listed.exitCode === 0 && !listingIncludesFiles(listing) });
 }
 
 /** Runs git; a non-zero exit, a timeout or a start failure is a `GitFailure` value. */

@@ -111,7 +111,7 @@ export {
 export { baselineBlocker, type EnvironmentBlocker } from './environment-blocker.js';
 export { ExternalCommandBackend, type ExternalCommandBackendOptions, workerStdin } from './external-backend.js';
 export { classifyPath, type FileClass } from './file-class.js';
-export { discoverRepository, type GitFailure, type GitLocation, runGitAt } from './git.js';
+export { configListingsStarted, discoverRepository, type GitFailure, type GitLocation, runGitAt } from './git.js';
 export { crustcoreHome, journalDir, patchesDir, worktreesDir } from './home.js';
 export { type IntegrityFile, type IntegrityInput, integrityRisks } from './integrity.js';
 export {

@@ -1,0 +1,58 @@
+/**
+ * Git calls that start side by side share one `git config --list` (git.ts filterNamesAt), but
+ * only where the remembered answer would be sound too: a config that includes other files is
+ * listed by every caller (so is a config file changed within the racy window: it has no
+ * fingerprint, the same rule the cache's own tests in redteam/verify-git-config-cache pin).
+ * `configListingsStarted()` counts the listings this process started.
+ */
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { configListingsStarted, type GitLocation, runGitAt } from '../src/index.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'crustcore-config-sharing-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+let made = 0;
+function repo(config = ''): { location: GitLocation; configFile: string } {
+  made += 1;
+  const path = join(scratch, `r${made}`);
+  execFileSync('git', ['init', '-q', path]);
+  const configFile = join(path, '.git', 'config');
+  if (config !== '') appendFileSync(configFile, config);
+  return { location: { gitDir: join(path, '.git'), workTree: path, cwd: path }, configFile };
+}
+
+/** Handshake on the file's own clock: its change time older than the cache's 2 s racy window. */
+async function untilSettled(file: string): Promise<void> {
+  const changedMs = (): number => Number(statSync(file, { bigint: true }).ctimeNs / 1_000_000n);
+  while (Date.now() - changedMs() <= 2_100) await new Promise((resume) => setTimeout(resume, 100));
+}
+
+/** Three git calls at once; how many listings they started. */
+async function listingsForThreeAtOnce(location: GitLocation): Promise<number> {
+  const before = configListingsStarted();
+  const results = await Promise.all([0, 1, 2].map(() => runGitAt(location, ['status', '--porcelain'])));
+  for (const result of results) expect(result._tag, JSON.stringify(result)).toBe('Right');
+  return configListingsStarted() - before;
+}
+
+describe('git config listings shared by calls that start together', () => {
+  it('one listing for three calls on a settled config', async () => {
+    const { location, configFile } = repo();
+    await untilSettled(configFile);
+    expect(await listingsForThreeAtOnce(location)).toBe(1);
+    // And remembered afterwards: no listing at all.
+    expect(await listingsForThreeAtOnce(location)).toBe(0);
+  }, 30_000);
+
+  it('every call lists a config that includes another file (no fingerprint covers it)', async () => {
+    const included = join(scratch, 'included.conf');
+    writeFileSync(included, '[alias]\n\tzz = status\n');
+    const { location, configFile } = repo(`[include]\n\tpath = ${included}\n`);
+    await untilSettled(configFile);
+    expect(await listingsForThreeAtOnce(location)).toBe(3);
+  }, 30_000);
+});
