@@ -153,6 +153,32 @@ describe('credential proxy', () => {
     await proxy.close();
   });
 
+  it('adds a merged header to the list the client sent, once; never merges a credential header', async () => {
+    const records: ProxyRequestRecord[] = [];
+    const proxy = await startProxy(records, {
+      injectHeaders: () => ({ authorization: `Bearer ${material.expose()}`, 'anthropic-beta': 'oauth-2025-04-20' }),
+      mergeHeaders: ['anthropic-beta', 'authorization'],
+    });
+    const forwardedWith = async (headers: Record<string, string>): Promise<IncomingHttpHeaders> => {
+      seen.length = 0;
+      const reply = await send(proxy, '/v1/messages', { method: 'POST', headers, body: '{}' });
+      expect(reply.status).toBe(200);
+      return seen[0]!.headers;
+    };
+    const merged = await forwardedWith({
+      authorization: 'Bearer sandbox-fake-key',
+      'anthropic-beta': 'claude-code-20250219, oauth-2025-04-20,fine-grained-tool-streaming-2025-05-14',
+    });
+    expect(merged['anthropic-beta']).toBe(
+      'claude-code-20250219,oauth-2025-04-20,fine-grained-tool-streaming-2025-05-14',
+    );
+    // A credential header is replaced even when listed for merging: the client's never survives.
+    expect(merged.authorization).toBe(`Bearer ${KEY}`);
+    const alone = await forwardedWith({});
+    expect(alone['anthropic-beta']).toBe('oauth-2025-04-20');
+    await proxy.close();
+  });
+
   it('refuses other hosts, other origins, paths outside the allowlist, CONNECT and traversal with 403', async () => {
     const records: ProxyRequestRecord[] = [];
     const proxy = await startProxy(records);

@@ -1,12 +1,13 @@
 /**
  * The pack's entry point for the CLI: `crustcore run --backend codex|claude`
  * calls `createBackend(name, context)`. Setup problems a user can fix (CLI
- * not installed, no API key) throw `WorkerSetupError` with the fix, before
+ * not installed, no API key or sign-in) throw `WorkerSetupError` with the fix, before
  * any task starts; everything after that is a value in `BackendResult`.
  */
 import type { SandboxExecCap } from '@crustcore/sandbox';
 import { type Redactor, SecretMaterial } from '@crustcore/secrets';
 import type { CodingBackend } from '@crustcore/verify';
+import { describeClaudeSignInProblem, readClaudeSignIn } from './cli/claude-sign-in.js';
 import { locateWorkerCli, type WorkerCliName } from './cli/locate-cli.js';
 import type { ModelBudget } from './proxy/budget.js';
 import type { ModelRequestRecord } from './proxy/model-proxy.js';
@@ -68,18 +69,40 @@ export class WorkerSetupError extends Error {
   }
 }
 
-function keyFrom(name: WorkerCliName, context: WorkersContext): WorkerBackendOptions['apiKey'] {
-  if (context.apiKey !== undefined) return context.apiKey;
+/** The credential a run uses: an API key (the caller's, then the environment's), else the user's Claude Code sign-in. */
+function credentialFrom(
+  name: WorkerCliName,
+  context: WorkersContext,
+): Pick<WorkerBackendOptions, 'apiKey' | 'credential'> {
+  if (context.apiKey !== undefined) return { apiKey: context.apiKey, credential: 'api-key' };
   const variable = WORKER_CLI_SPECS[name].keyVariable;
   const value = context.env[variable];
-  const material = value === undefined ? null : SecretMaterial.fromText(value);
-  if (material === null || material._tag === 'Left') {
-    throw new WorkerSetupError(
-      `the ${name} backend needs a model API key`,
-      `export ${variable}=… (it stays on the host: the worker only reaches the API through CrustCore's proxy)`,
-    );
+  const material = value === undefined || value === '' ? null : SecretMaterial.fromText(value);
+  if (material !== null && material._tag === 'Right') return { apiKey: material.right, credential: 'api-key' };
+  if (name === 'claude') return claudeSubscription(context);
+  throw new WorkerSetupError(
+    `the ${name} backend needs a model API key`,
+    `export ${variable}=… or \`crustcore secret set ${variable}\` (it stays on the host: the worker only reaches the API through CrustCore's proxy; Codex's ChatGPT sign-in is not supported yet)`,
+  );
+}
+
+/**
+ * Most Claude Code users sign in with a subscription. Checked now, so a missing or expired
+ * sign-in stops the task before it starts; read again when each run starts (Claude Code may
+ * have refreshed it meanwhile).
+ */
+function claudeSubscription(context: WorkersContext): Pick<WorkerBackendOptions, 'apiKey' | 'credential'> {
+  const signIn = readClaudeSignIn(context.env, Date.now());
+  if (signIn._tag === 'Left') {
+    const { message, fix } = describeClaudeSignInProblem(signIn.left);
+    throw new WorkerSetupError(message, fix);
   }
-  return material.right;
+  const current = (): SecretMaterial => {
+    const again = readClaudeSignIn(context.env, Date.now());
+    if (again._tag === 'Left') throw new Error(describeClaudeSignInProblem(again.left).message);
+    return again.right.token;
+  };
+  return { apiKey: current, credential: 'claude-subscription' };
 }
 
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
@@ -101,7 +124,7 @@ export async function createBackend(name: WorkerCliName, context: WorkersContext
   const prefix = `CRUSTCORE_${name.toUpperCase()}_`;
   const options: WorkerBackendOptions = {
     workerCap: context.workerCap,
-    apiKey: keyFrom(name, context),
+    ...credentialFrom(name, context),
     cli: located.right,
     ...optional('upstream', context.upstream ?? context.env[`${prefix}UPSTREAM`]),
     ...optional('model', context.model ?? context.env[`${prefix}MODEL`]),

@@ -7,6 +7,14 @@
  */
 export { BRIDGE_SCRIPT_PATH } from './bridge-script.js';
 export {
+  CLAUDE_OAUTH_BETA,
+  type ClaudeSignIn,
+  type ClaudeSignInProblem,
+  claudeSignInPath,
+  describeClaudeSignInProblem,
+  readClaudeSignIn,
+} from './cli/claude-sign-in.js';
+export {
   type LocateOptions,
   locateWorkerCli,
   WORKER_CLI_INSTALL,
@@ -32,6 +40,7 @@ export {
   tighterHeadroom,
 } from './proxy/budget.js';
 export {
+  type ModelCredentialKind,
   type ModelProxy,
   type ModelProxyError,
   type ModelProxyOptions,

@@ -53,6 +53,12 @@ export interface CredentialProxyOptions {
   readonly injectHeaders: (request: ProxyRequestInfo) => Readonly<Record<string, string>>;
   /** Path prefixes allowed (e.g. ['/v1/']); default: every path. */
   readonly allowPaths?: readonly string[];
+  /**
+   * Injected headers that add to the client's value of the same header instead of replacing it
+   * (comma-separated lists such as `anthropic-beta`: a subscription token needs one more flag
+   * beside the ones the client asked for). Never a credential header: those are always replaced.
+   */
+  readonly mergeHeaders?: readonly string[];
   readonly onRequest?: (record: ProxyRequestRecord) => void;
   /** Redacts response bodies (the upstream could echo the key); forces identity encoding. */
   readonly redactor?: Redactor;
@@ -160,6 +166,37 @@ function routeRequest(
   return ok({ path: forwarded });
 }
 
+/** Which injected headers add to the client's list: never a credential header (those are replaced). */
+function mergeableHeaders(names: readonly string[] | undefined): ReadonlySet<string> {
+  return new Set(
+    (names ?? []).map((name) => name.toLowerCase()).filter((name) => !CLIENT_CREDENTIAL_HEADERS.has(name)),
+  );
+}
+
+/** Sets the injected headers on `headers`; false when a value would split the header. */
+function addInjected(
+  headers: OutgoingHttpHeaders,
+  injected: Readonly<Record<string, string>>,
+  merges: ReadonlySet<string>,
+): boolean {
+  for (const [name, value] of Object.entries(injected)) {
+    if (/[\r\n]/.test(value)) return false;
+    const lower = name.toLowerCase();
+    headers[lower] = merges.has(lower) ? mergedList(headers[lower], value) : value;
+  }
+  return true;
+}
+
+/** A comma-separated header list with `added` appended, each entry once. */
+function mergedList(current: OutgoingHttpHeaders[string], added: string): string {
+  const entries = [current, added]
+    .flatMap((value) => (Array.isArray(value) ? value : value === undefined ? [] : [String(value)]))
+    .flatMap((value) => value.split(','))
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  return [...new Set(entries)].join(',');
+}
+
 function forwardHeaders(headers: IncomingHttpHeaders, upstream: URL): OutgoingHttpHeaders {
   const connectionListed = new Set(
     String(headers.connection ?? '')
@@ -203,6 +240,7 @@ export async function startCredentialProxy(
   const upstreamTimeoutMs = options.upstreamTimeoutMs ?? 120_000;
   const maxConcurrent = options.maxConcurrent ?? 64;
   const allowPaths = options.allowPaths ?? null;
+  const merges = mergeableHeaders(options.mergeHeaders);
   const ownHosts = new Set<string>(['localhost']);
   const sendUpstream = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
   let active = 0;
@@ -261,12 +299,9 @@ export async function startCredentialProxy(
       return;
     }
     const headers = forwardHeaders(request.headers, upstream);
-    for (const [name, value] of Object.entries(injected)) {
-      if (/[\r\n]/.test(value)) {
-        refuse(502, 'credential unusable', path);
-        return;
-      }
-      headers[name.toLowerCase()] = value;
+    if (!addInjected(headers, injected, merges)) {
+      refuse(502, 'credential unusable', path);
+      return;
     }
     if (options.redactor !== undefined) headers['accept-encoding'] = 'identity';
 

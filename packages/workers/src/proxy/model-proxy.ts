@@ -21,6 +21,7 @@ import { chmodSync, unlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { err, ok, type Result } from '@crustcore/kernel';
 import { type CredentialProxy, type Redactor, type SecretMaterial, startCredentialProxy } from '@crustcore/secrets';
+import { CLAUDE_OAUTH_BETA } from '../cli/claude-sign-in.js';
 import type { ModelBudget } from './budget.js';
 import { type MeterContext, type ModelRequestRecord, serveExchange } from './exchange.js';
 import type { RequestPolicy } from './request-policy.js';
@@ -45,6 +46,8 @@ export interface ModelProxyOptions {
   /** Provider origin, e.g. `https://api.openai.com` (http: only for loopback test servers). */
   readonly upstream: string;
   readonly apiKey: SecretMaterial;
+  /** What `apiKey` is: a provider API key (default) or a Claude Code subscription token. */
+  readonly credential?: ModelCredentialKind;
   /**
    * Path prefixes the key-holding layer forwards (`/v1/responses`): a second
    * fence. The meter itself lets through only the wire's exact endpoint.
@@ -69,6 +72,9 @@ export interface ModelProxyOptions {
   readonly onBudgetExhausted?: () => void;
 }
 
+/** A provider API key, or the access token of the user's Claude Code sign-in (claude-sign-in.ts). */
+export type ModelCredentialKind = 'api-key' | 'claude-subscription';
+
 export type ModelProxyError =
   | { readonly _tag: 'ModelProxyUpstreamRefused'; readonly message: string }
   | { readonly _tag: 'ModelProxyListenFailed'; readonly message: string };
@@ -86,9 +92,17 @@ export interface ModelProxy {
 const MAX_KEPT_RECORDS = 1000;
 const MAX_PATH_CHARS = 2048;
 
-function authHeaders(wire: ModelWire, key: SecretMaterial): Readonly<Record<string, string>> {
+function authHeaders(
+  wire: ModelWire,
+  key: SecretMaterial,
+  credential: ModelCredentialKind,
+): Readonly<Record<string, string>> {
   // The one place the worker's key leaves its box: into the upstream request headers.
-  return wire === 'openai-responses' ? { authorization: `Bearer ${key.expose()}` } : { 'x-api-key': key.expose() };
+  if (wire === 'openai-responses') return { authorization: `Bearer ${key.expose()}` };
+  // A Claude subscription token is a bearer token, and the API wants the OAuth beta beside the client's.
+  if (credential === 'claude-subscription')
+    return { authorization: `Bearer ${key.expose()}`, 'anthropic-beta': CLAUDE_OAUTH_BETA };
+  return { 'x-api-key': key.expose() };
 }
 
 /** Starts the key-holding proxy, then the meter in front of it. */
@@ -96,7 +110,8 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Resul
   const keyProxy = await startCredentialProxy({
     listen: { socketPath: options.keySocketPath },
     upstream: options.upstream,
-    injectHeaders: () => authHeaders(options.wire, options.apiKey),
+    injectHeaders: () => authHeaders(options.wire, options.apiKey, options.credential ?? 'api-key'),
+    mergeHeaders: ['anthropic-beta'],
     allowPaths: options.allowPaths,
     redactor: options.responseRedactor,
   });

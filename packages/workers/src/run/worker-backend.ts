@@ -40,7 +40,7 @@ import {
 import { BRIDGE_SCRIPT_PATH } from '../bridge-script.js';
 import { locateWorkerCli, type WorkerCli } from '../cli/locate-cli.js';
 import { bothBudgets, boundedModelBudget, type ModelBudget } from '../proxy/budget.js';
-import { type ModelRequestRecord, startModelProxy } from '../proxy/model-proxy.js';
+import { type ModelCredentialKind, type ModelRequestRecord, startModelProxy } from '../proxy/model-proxy.js';
 import type { RequestPolicy } from '../proxy/request-policy.js';
 import type { ModelPricing, ModelUsage, PriceForModel } from '../proxy/usage.js';
 import { MODEL_NAME, type WorkerCliSpec, type WorkerSetup } from './cli-specs.js';
@@ -76,6 +76,8 @@ export interface WorkerRunReport {
   readonly modelRequests: readonly ModelRequestRecord[];
   readonly usage: ModelUsage;
   readonly budgetExhausted: boolean;
+  /** Which credential the host proxy used on the worker's behalf (never the credential itself). */
+  readonly credential: ModelCredentialKind;
 }
 
 /** How to build a worker backend. Only `workerCap` and `apiKey` are required. */
@@ -84,6 +86,8 @@ export interface WorkerBackendOptions {
   readonly workerCap: SandboxExecCap | (() => SandboxExecCap);
   /** The provider key, read when a run starts. Only the host proxy ever sees it. */
   readonly apiKey: SecretMaterial | (() => SecretMaterial | Promise<SecretMaterial>);
+  /** What `apiKey` holds (default an API key; `claude-subscription`: the Claude Code sign-in's token). */
+  readonly credential?: ModelCredentialKind;
   /** The installed CLI (default: `locateWorkerCli`). */
   readonly cli?: WorkerCli;
   /** Provider origin (default: the official API). http: only for loopback (tests). */
@@ -106,6 +110,13 @@ export interface WorkerBackendOptions {
   readonly onRunReport?: (report: WorkerRunReport) => void | Promise<void>;
   /** Parent of the per-run scratch directory (default: the OS temp dir). */
   readonly scratchDirectory?: string;
+}
+
+/** The fields whose value is defined (exact optional properties take no `undefined`). */
+function definedOnly<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
 }
 
 const clip = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
@@ -266,13 +277,12 @@ export class WorkerCliBackend implements CodingBackend {
       keySocketPath: join(keyDirectory, 'key.sock'),
       upstream: options.upstream ?? spec.defaultUpstream,
       apiKey: run.key,
+      credential: options.credential ?? 'api-key',
       allowPaths: spec.allowPaths,
       responseRedactor: run.redactor,
       budget: options.budget === undefined ? runBudget : bothBudgets(runBudget, options.budget),
       maxRequests: options.maxModelRequests ?? DEFAULT_MAX_MODEL_REQUESTS,
-      ...(options.pricing === undefined ? {} : { pricing: options.pricing }),
-      ...(options.requestPolicy === undefined ? {} : { policy: options.requestPolicy }),
-      ...(options.onModelRequest === undefined ? {} : { onRequest: options.onModelRequest }),
+      ...definedOnly({ pricing: options.pricing, policy: options.requestPolicy, onRequest: options.onModelRequest }),
       onBudgetExhausted: () => {
         budgetExhausted = true;
         stop.abort();
@@ -338,6 +348,7 @@ export class WorkerCliBackend implements CodingBackend {
         modelRequests: proxy.right.requests(),
         usage: proxy.right.usage(),
         budgetExhausted,
+        credential: options.credential ?? 'api-key',
       });
       return withBudget;
     } finally {
