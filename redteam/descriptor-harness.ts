@@ -245,7 +245,16 @@ const TELLTALE = [
   'memfd',
 ];
 
-/** `pid: N -> link` for every descriptor of `pids` that is one of the planted ones. */
+/** The command line of `pid`, for messages. */
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 300);
+  } catch {
+    return 'gone';
+  }
+}
+
+/** `pid (command): N -> link` for every descriptor of `pids` that is one of the planted ones. */
 export function plantedHeldBy(pids: readonly number[], report: HolderReport): string[] {
   const links = new Set(TELLTALE.map((name) => report.targets[name]).filter((link) => link !== undefined));
   const held: string[] = [];
@@ -259,7 +268,7 @@ export function plantedHeldBy(pids: readonly number[], report: HolderReport): st
     for (const name of names) {
       try {
         const link = readlinkSync(`/proc/${pid}/fd/${name}`);
-        if (links.has(link)) held.push(`${pid}: ${name} -> ${link}`);
+        if (links.has(link)) held.push(`${pid} (${commandOf(pid)}): ${name} -> ${link}`);
       } catch {
         // Closed meanwhile.
       }
