@@ -4,16 +4,19 @@
 //    measures it. Packs are not in it and nano refuses the commands that need
 //    them, so no second copy of the core can meet the first.
 //  - dist/crustcore.js (with its lazily loaded chunks in dist/chunks/): the
-//    CLI's own code bundled, every @crustcore package imported from its built
-//    dist, so the CLI and the packs it loads on demand (agent, workers, state,
-//    mcp, net, secrets) share one instance of each module — capabilities and
-//    receipts are class instances, and a second copy would not recognize the
-//    first's.
+//    CLI and every @crustcore package in one build split into chunks. esbuild
+//    puts each module in exactly one chunk, so the CLI and the packs it loads
+//    on demand (agent, workers, state, mcp, net, secrets) share one instance of
+//    each module — capabilities and receipts are class instances, and a second
+//    copy would not recognize the first's. One build also means a command loads
+//    a few chunks instead of ~60 package files (the ES module loader's cost per
+//    file is what `crustcore run` spent its first 100 ms on).
 //  - dist/crustcore.cjs (the `crustcore` bin): answers help, the version and
 //    mistyped names from the specs alone, and hands every command that runs
 //    to dist/crustcore.js.
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { builtinModules } from 'node:module';
+import { basename, dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
@@ -66,18 +69,55 @@ const nano = await build({
 });
 writeFileSync('dist/meta.json', JSON.stringify(nano.metafile));
 
-// Split into chunks: a command's module (and the @crustcore packages it imports) is its own
-// chunk, loaded only when the command runs, so `--help` and `--version` load one small file.
-// (A single file would hoist every package import to its top and load them all at start-up.)
+// Third-party packages stay outside the bundle (they find their own files, e.g. PGlite's WASM, next
+// to their own modules) except the small pure ones every command needs at start-up.
+const BUNDLED_THIRD_PARTY = /^(?:fp-ts|io-ts|@noble\/hashes)(?:\/|$)/;
+const NODE_BUILTINS = new Set(builtinModules);
+const thirdPartyExternal = {
+  name: 'third-party-external',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith('@crustcore/') || BUNDLED_THIRD_PARTY.test(args.path)) return undefined;
+      if (args.path.startsWith('node:') || NODE_BUILTINS.has(args.path.split('/')[0])) return undefined;
+      return { path: args.path, external: true };
+    });
+  },
+};
+
+// A package that finds its own files (assets/bridge.mjs, its PGlite template) through import.meta.url
+// would, once bundled, look next to the chunk instead. Each such use is replaced by the URL the module
+// has in its own package, found at run time through the package's exported package.json.
+const PACKAGE_DIST = /\/packages\/([\w-]+)\/dist\/.+\.js$/;
+const packageRelativeUrls = {
+  name: 'package-relative-urls',
+  setup(build) {
+    build.onLoad({ filter: PACKAGE_DIST }, async (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes('import.meta.url')) return undefined;
+      const name = PACKAGE_DIST.exec(args.path)[1];
+      const root = dirname(dirname(args.path));
+      const own = JSON.stringify(relative(root, args.path));
+      const url = `new URL(${own}, import.meta.resolve(${JSON.stringify(`@crustcore/${name}/package.json`)})).href`;
+      return { contents: text.replaceAll('import.meta.url', url), loader: 'js', resolveDir: dirname(args.path) };
+    });
+  },
+};
+
+// Split into chunks: a command's module (and the package code it imports) is its own chunk, loaded
+// only when the command runs, so `--help` and `--version` load one small file. (A single file
+// would hoist every import to its top and load them all at start-up.)
 const esm = await build({
   ...common,
   entryPoints: { crustcore: 'src/bin.ts' },
   outdir: 'dist',
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
-  external: ['@crustcore/*'],
+  plugins: [thirdPartyExternal, packageRelativeUrls],
   define: { CRUSTCORE_VERSION: JSON.stringify(pkg.version), 'globalThis.CRUSTCORE_NANO': 'false' },
 });
+// golden/cli-startup.test.ts reads which package code each chunk carries.
+writeFileSync('dist/esm-meta.json', JSON.stringify(esm.metafile));
+assertExternalsDeclared(esm.metafile);
 
 // Chunk names carry content hashes, so chunks of earlier builds would stay in dist/chunks and be
 // packed into the published tarball: remove every chunk this build did not write. (Not the whole
@@ -99,3 +139,18 @@ const bin = await build({
 });
 // golden/cli-startup.test.ts reads what the bin bundles: the CLI's own start-up code and safe-text only.
 writeFileSync('dist/bin-meta.json', JSON.stringify(bin.metafile));
+
+/** Every package the bundle imports at run time must be a dependency of crustcore, or an install would not find it. */
+function assertExternalsDeclared(metafile) {
+  const declared = new Set(Object.keys(pkg.dependencies ?? {}));
+  const missing = new Set();
+  for (const output of Object.values(metafile.outputs))
+    for (const { path, external } of output.imports) {
+      if (!external || path.startsWith('node:') || path.startsWith('.') || NODE_BUILTINS.has(path.split('/')[0]))
+        continue;
+      const name = path.startsWith('@') ? path.split('/').slice(0, 2).join('/') : path.split('/')[0];
+      if (!declared.has(name)) missing.add(name);
+    }
+  if (missing.size > 0)
+    throw new Error(`the CLI bundle imports packages crustcore does not depend on: ${[...missing].sort().join(', ')}`);
+}

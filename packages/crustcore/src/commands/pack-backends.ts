@@ -171,7 +171,10 @@ export async function loadPackBackend(name: string, context: PackBackendContext)
   const pack = name === 'native' ? '@crustcore/agent' : '@crustcore/workers';
   let module: BackendFactoryModule;
   try {
-    module = (await import(pack)) as BackendFactoryModule;
+    // Literal specifiers: the bundle carries both packs, so they share the CLI's one kernel.
+    module = (await (name === 'native'
+      ? import('@crustcore/agent')
+      : import('@crustcore/workers'))) as BackendFactoryModule;
   } catch {
     throw new UsageError(`the ${name} backend needs ${pack}, which is not installed here (npm install ${pack})`);
   }
