@@ -192,6 +192,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
   #baseline: BaselineRun | null = null;
   /** The baseline runs on the base while the backend works; verify awaits it. */
   #baselineRun: Promise<CommandRecord | null> | null = null;
+  /** The base the baseline runs on, once the workspace is prepared; null after it started. */
+  #baselineBase: string | null = null;
   /** Stops the baseline if the task ends before verification needs it. */
   readonly #baselineAbort = new AbortController();
   /** A verify slot reset to the base while the backend works, so verification starts with the patch. */
@@ -219,9 +221,8 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     this.#worktree = created.right;
     if (this.#o.environmentFiles !== undefined && this.#o.environmentFiles.length > 0)
       copyExtraFiles(this.#o.repo.root, created.right.path, this.#o.environmentFiles);
-    if (this.#o.baseline !== false) {
-      this.#baselineRun = this.#runBaseline(created.right.baseCommit, this.#baselineAbort.signal).catch(() => null);
-    }
+    // Started beside the worker (#besideWorker), so the worker's own start waits for none of its git calls.
+    if (this.#o.baseline !== false) this.#baselineBase = created.right.baseCommit;
     return { baseCommit: created.right.baseCommit, worktreePath: created.right.path };
   }
 
@@ -267,6 +268,28 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     };
   }
 
+  /** Starts the baseline on the base, once per task (when the worker started, or when verification needs it). */
+  #startBaseline(): void {
+    const base = this.#baselineBase;
+    if (base === null || this.#cleaned) return;
+    this.#baselineBase = null;
+    this.#baselineRun = this.#runBaseline(base, this.#baselineAbort.signal).catch(() => null);
+  }
+
+  /**
+   * What verification needs, readied while the worker works: the baseline and a verify slot. Each
+   * spawn blocks this thread for a few milliseconds, so they start after the worker's process did.
+   */
+  #besideWorker(baseCommit: string): () => void {
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.#startBaseline();
+      this.#warmVerifySlot(baseCommit);
+    };
+  }
+
   /** Starts resetting a verify slot for this attempt's patch, unless one is already on its way. */
   #warmVerifySlot(baseCommit: string): void {
     if (this.#warmVerify !== null || this.#cleaned) return;
@@ -293,9 +316,11 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
   async run(attempt: number, _diagnosis: KernelDiagnosis | null, signal: AbortSignal): Promise<AttemptResult> {
     const worktree = this.#worktree;
     if (worktree === null) throw new Error('attempt before the workspace was prepared');
-    this.#warmVerifySlot(worktree.baseCommit);
+    const besideWorker = this.#besideWorker(worktree.baseCommit);
     const commands: CommandRecord[] = [];
-    const result = await this.#o.backend.run(this.#workerInput(attempt), { worktree, signal, home: this.#o.home });
+    const result = await this.#o.backend
+      .run(this.#workerInput(attempt), { worktree, signal, home: this.#o.home, onStarted: besideWorker })
+      .finally(besideWorker);
     const transcript = `${result.transcript.stdoutText}${result.transcript.stderrText ? `\n--- stderr ---\n${result.transcript.stderrText}` : ''}`;
     const transcriptArtifact = transcript.trim() ? await this.#o.recorder.storeArtifact(transcript) : undefined;
     const stderrArtifact = result.transcript.stderrText.trim()
@@ -474,6 +499,7 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
    * verification in the slot warmed while the backend worked; test counts are compared after.
    */
   async #verifyBesideBaseline(patch: UnverifiedPatch, signal: AbortSignal) {
+    this.#startBaseline();
     this.#stopBaselineWith(signal);
     const baselinePending = this.#baselineRun;
     this.#baselineRun = null;

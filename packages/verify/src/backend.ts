@@ -43,6 +43,11 @@ export interface BackendContext {
   readonly signal?: AbortSignal;
   /** $CRUSTCORE_HOME override (scratch files). */
   readonly home?: string;
+  /**
+   * Called once when the worker's process started (a backend without one: when it begins). The
+   * caller then readies what verification needs beside it, so the worker's start waits for nothing.
+   */
+  readonly onStarted?: () => void;
 }
 
 export interface CommandRecord {
@@ -88,6 +93,17 @@ export interface BackendResult {
   /** Set when the worker never ran (sandbox refused it, or it could not start). */
   readonly failure: string | null;
   readonly transcript: Transcript;
+}
+
+/** A worker run's stop signal and, when the caller asked to hear of the start, the observer that tells it. */
+export function workerRunHooks(
+  context: BackendContext,
+  signal: AbortSignal | undefined,
+): { readonly signal?: AbortSignal; readonly observer?: { readonly started: () => void } } {
+  return {
+    ...(signal === undefined ? {} : { signal }),
+    ...(context.onStarted === undefined ? {} : { observer: { started: context.onStarted } }),
+  };
 }
 
 export interface CodingBackend {

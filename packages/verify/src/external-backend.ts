@@ -23,6 +23,7 @@ import {
   decodeWorkerClaim,
   type PatchOutcome,
   type WorkerInput,
+  workerRunHooks,
 } from './backend.js';
 import { type GitView, prepareGitView } from './git-view.js';
 import { crustcoreHome } from './home.js';
@@ -160,7 +161,7 @@ export class ExternalCommandBackend implements CodingBackend {
             // Clamped to the profile's bounds: a larger request would only be refused.
             timeoutMs: Math.min(Math.max(1, Math.floor(input.maxSeconds * 1000)), this.#cap.profile.maxTimeoutMs),
             maxOutputBytes: Math.min(Math.max(0, Math.floor(input.maxOutputBytes)), this.#cap.profile.maxOutputBytes),
-            ...(context.signal === undefined ? {} : { signal: context.signal }),
+            ...workerRunHooks(context, context.signal),
           });
     // The worktree's `.git` points back to its own git dir before CrustCore reads the patch.
     gitView?.dispose();

@@ -8,8 +8,15 @@
  * environment), so it depends only on the repository's own config files:
  * `<common dir>/config`, `<git dir>/config.worktree` and the `commondir`
  * pointer. A cached answer is used only while each of those files has the
- * same inode, size, mtime and ctime as when it was listed. Three rules keep
- * that sound:
+ * same inode, size, mtime and ctime as when it was listed.
+ *
+ * A linked worktree without a `config.worktree` of its own reads exactly its
+ * common dir's config, so its answer is the repository's: a task's worktrees
+ * (the worker's, the baseline's, the verify slot) share one listing instead of
+ * each starting its own. Whether the file exists is asked at every lookup: once
+ * it does, the worktree has an entry of its own. (A `config.worktree` made while
+ * the shared listing ran can only add names to it, and an extra name is one
+ * more filter overridden, never one missed.) Three rules keep all this sound:
  * - a listing with any `include.*` / `includeIf.*` key is never cached (an
  *   included file, or a branch an `onbranch:` condition names, could change
  *   without any of the watched files changing);
@@ -19,8 +26,8 @@
  * - a file the worker could edit is not involved: the worker never gets
  *   write access to the git directory.
  */
-import { readFileSync, statSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { isAbsolute, join, normalize } from 'node:path';
 
 const RACY_WINDOW_MS = 2_000;
 const MAX_ENTRIES = 64;
@@ -37,21 +44,39 @@ function commonDirOf(gitDir: string): string {
   }
 }
 
-/** The watched files; `racy` ones are edited in place by git and obey the racy window. */
-function watchedFiles(gitDir: string): { readonly file: string; readonly racy: boolean }[] {
-  const commonDir = commonDirOf(gitDir);
-  return [
-    // Written once when a linked worktree is made; a new pointer is a new file.
-    { file: join(gitDir, 'commondir'), racy: false },
-    { file: join(commonDir, 'config'), racy: true },
-    { file: join(gitDir, 'config.worktree'), racy: true },
-  ];
+interface ConfigSource {
+  /** The cache entry: the common dir's config, or this git dir's own when it has a config.worktree. */
+  readonly key: string;
+  /** The watched files; `racy` ones are edited in place by git and obey the racy window. */
+  readonly watched: readonly { readonly file: string; readonly racy: boolean }[];
+}
+
+/** Which config files a git dir reads, and so whose listing it may share. */
+function configSourceOf(gitDir: string): ConfigSource {
+  const commonDir = normalize(commonDirOf(gitDir));
+  const common = { file: join(commonDir, 'config'), racy: true };
+  if (!existsSync(join(gitDir, 'config.worktree'))) return { key: `common\u0000${commonDir}`, watched: [common] };
+  return {
+    key: `worktree\u0000${gitDir}`,
+    watched: [
+      // Written once when a linked worktree is made; a new pointer is a new file.
+      { file: join(gitDir, 'commondir'), racy: false },
+      common,
+      { file: join(gitDir, 'config.worktree'), racy: true },
+    ],
+  };
+}
+
+/** The key of the entry `gitDir` uses (fingerprints start with it, so git.ts shares listings by them). */
+function configSourceKey(gitDir: string): string {
+  return configSourceOf(gitDir).key;
 }
 
 /** Identity of the config files, or null when one changed too recently to be trusted. */
 function fingerprintOf(gitDir: string, nowMs: number): string | null {
-  const parts: string[] = [];
-  for (const { file, racy } of watchedFiles(gitDir)) {
+  const source = configSourceOf(gitDir);
+  const parts: string[] = [source.key];
+  for (const { file, racy } of source.watched) {
     try {
       const stat = statSync(file, { bigint: true });
       const changedMs = Number(stat.ctimeNs / 1_000_000n);
@@ -71,7 +96,7 @@ export function listingIncludesFiles(listing: string): boolean {
 
 /** The cached filter driver names for `gitDir`, when its config files are unchanged. */
 export function cachedFilterNames(gitDir: string): readonly string[] | null {
-  const entry = cache.get(gitDir);
+  const entry = cache.get(configSourceKey(gitDir));
   if (entry === undefined) return null;
   const fingerprint = fingerprintOf(gitDir, Date.now());
   return fingerprint !== null && fingerprint === entry.fingerprint ? entry.names : null;
@@ -88,15 +113,17 @@ export function rememberFilterNames(
   listing: string,
   names: readonly string[],
 ): void {
+  // The fingerprint starts with the key it was taken for: a config.worktree made since then is another entry.
+  const key = fingerprint?.split('\u0000', 2).join('\u0000') ?? configSourceKey(gitDir);
   if (fingerprint === null || listingIncludesFiles(listing)) {
-    cache.delete(gitDir);
+    cache.delete(key);
     return;
   }
-  if (cache.size >= MAX_ENTRIES && !cache.has(gitDir)) {
+  if (cache.size >= MAX_ENTRIES && !cache.has(key)) {
     const oldest = cache.keys().next().value;
     if (oldest !== undefined) cache.delete(oldest);
   }
-  cache.set(gitDir, { fingerprint, names: Object.freeze([...names]) });
+  cache.set(key, { fingerprint, names: Object.freeze([...names]) });
 }
 
 /** The fingerprint to pass to `rememberFilterNames`, taken before listing. */

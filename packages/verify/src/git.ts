@@ -133,7 +133,8 @@ async function filterNamesAt(
   const cached = cachedFilterNames(location.gitDir);
   if (cached !== null) return ok(cached);
   const fingerprint = configFingerprint(location.gitDir);
-  const key = fingerprint === null ? null : `${location.gitDir}\u0000${fingerprint}`;
+  // The fingerprint names the config source (git-config-cache.ts): worktrees reading one config share a listing.
+  const key = fingerprint;
   const running = key === null ? undefined : listingsInFlight.get(key);
   if (running !== undefined) {
     const shared = await running;

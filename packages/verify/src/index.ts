@@ -51,6 +51,7 @@ export {
   type WorkerClaim,
   WorkerClaimCodec,
   type WorkerInput,
+  workerRunHooks,
 } from './backend.js';
 export { type DetectedVerifyCommand, detectVerifyCommand } from './detect.js';
 export {

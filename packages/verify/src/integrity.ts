@@ -91,7 +91,34 @@ export function newlyEscaping(
   return out;
 }
 
-async function contentRisks(input: IntegrityInput, base: readonly TreeFile[], changed: ReadonlySet<string>) {
+/** The git reads every check needs, started side by side (each is a process start) before any is awaited. */
+interface Prefetched {
+  readonly tree: Promise<readonly TreeFile[] | null>;
+  readonly hooksPath: Promise<string | null>;
+  readonly pointers: Promise<readonly string[] | null>;
+}
+
+const GITDIR_POINTER = '^[[:space:]]*gitdir:';
+
+function prefetch(input: IntegrityInput): Prefetched {
+  const present = input.files.filter((f) => f.status !== 'D').map((f) => f.path);
+  const started = {
+    tree: input.reader.listTree(input.treeId),
+    hooksPath: input.reader.hooksPath(),
+    pointers: input.reader.grepTree(input.treeId, GITDIR_POINTER, present),
+  };
+  // A read no check awaits (the base could not be listed) must not end the process when it fails;
+  // a check that awaits one still sees its failure.
+  for (const read of Object.values(started)) void read.catch(() => undefined);
+  return started;
+}
+
+async function contentRisks(
+  input: IntegrityInput,
+  base: readonly TreeFile[],
+  changed: ReadonlySet<string>,
+  prefetched: Prefetched,
+) {
   const { reader, files } = input;
   const findings: Finding[] = [];
   const scripts = input.argv === null ? [] : verifyScriptNames(input.argv);
@@ -108,8 +135,8 @@ async function contentRisks(input: IntegrityInput, base: readonly TreeFile[], ch
     if (isPackage) findings.push(...packageJsonFindings(file.path, before, after, scripts));
     else findings.push(...pythonConfigFindings(file.path, before, after));
   }
-  findings.push(...hooksPathFindings(await reader.hooksPath(), changed));
-  const tree = await reader.listTree(input.treeId);
+  findings.push(...hooksPathFindings(await prefetched.hooksPath, changed));
+  const tree = await prefetched.tree;
   if (tree !== null)
     findings.push(
       ...embeddedRepositories(
@@ -117,8 +144,7 @@ async function contentRisks(input: IntegrityInput, base: readonly TreeFile[], ch
         changed,
       ),
     );
-  const present = input.files.filter((f) => f.status !== 'D').map((f) => f.path);
-  const pointers = await reader.grepTree(input.treeId, '^[[:space:]]*gitdir:', present);
+  const pointers = await prefetched.pointers;
   for (const path of pointers ?? []) {
     if (changed.has(path))
       findings.push({ kind: 'embedded-git-repository', detail: `${path} is a gitdir pointer`, path });
@@ -149,13 +175,14 @@ function argvRisks(argv: readonly string[], files: readonly IntegrityFile[]): Ri
 /** Every integrity risk of the patch. A tree git cannot list makes the checks that need it fail safe. */
 export async function integrityRisks(input: IntegrityInput): Promise<Risk[]> {
   const changed = new Set(input.files.flatMap((f) => (f.oldPath === null ? [f.path] : [f.oldPath, f.path])));
+  const reads = prefetch(input);
   const base = await input.reader.listTree(input.baseCommit);
   const risks: Risk[] = [...pathTableRisks(input.files)];
   if (base === null) {
     risks.push(riskOf('verify-command-changed', 'the base tree could not be listed to check the patch', []));
   } else {
     risks.push(...weakenedTests(input.files, await discoveryOf(input.reader, base)));
-    risks.push(...(await contentRisks(input, base, changed)));
+    risks.push(...(await contentRisks(input, base, changed, reads)));
   }
   if (input.argv !== null) risks.push(...argvRisks(input.argv, input.files));
   return mergeRisks(risks);

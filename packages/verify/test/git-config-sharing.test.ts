@@ -56,3 +56,30 @@ describe('git config listings shared by calls that start together', () => {
     expect(await listingsForThreeAtOnce(location)).toBe(3);
   }, 30_000);
 });
+
+describe("a linked worktree reads its repository's config: one listing serves both", () => {
+  function linkedTo(path: string, name: string): GitLocation {
+    const linked = join(scratch, name);
+    execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'b'], {
+      cwd: path,
+    });
+    execFileSync('git', ['worktree', 'add', '-q', linked], { cwd: path });
+    return { gitDir: join(path, '.git', 'worktrees', name), workTree: linked, cwd: linked };
+  }
+
+  it('no listing in a linked worktree once the main one listed; its own config.worktree gets its own', async () => {
+    const { location, configFile } = repo();
+    const linked = linkedTo(location.workTree as string, `linked-${made}`);
+    await untilSettled(configFile);
+    expect(await listingsForThreeAtOnce(location)).toBe(1);
+    expect(await listingsForThreeAtOnce(linked)).toBe(0);
+    // A config.worktree of its own (extensions.worktreeConfig) is read by that worktree alone.
+    execFileSync('git', ['config', 'extensions.worktreeConfig', 'true'], { cwd: location.workTree as string });
+    await untilSettled(configFile);
+    const own = join(linked.gitDir, 'config.worktree');
+    writeFileSync(own, '[alias]\n\tzz = status\n');
+    await untilSettled(own);
+    expect(await listingsForThreeAtOnce(location)).toBe(1);
+    expect(await listingsForThreeAtOnce(linked)).toBe(1);
+  }, 30_000);
+});

@@ -183,6 +183,7 @@ export class NativeAgentBackend implements CodingBackend {
     const prepared = this.#prepare(input, context);
     if ('error' in prepared) return this.#result(null, { _tag: 'NoChanges' }, started, prepared.error, '');
     const { state } = prepared;
+    context.onStarted?.();
     this.#emit({ type: 'attempt_start', attempt: input.attempt, sessionId: state.recorder?.session.id ?? null });
     const extraTools: ExtraTools | undefined = o.extraTools?.(context.worktree.path);
     try {

@@ -36,6 +36,7 @@ import {
   type PatchOutcome,
   type Transcript,
   type WorkerInput,
+  workerRunHooks,
 } from '@crustcore/verify';
 import { BRIDGE_SCRIPT_PATH } from '../bridge-script.js';
 import { locateWorkerCli, type WorkerCli } from '../cli/locate-cli.js';
@@ -326,7 +327,7 @@ export class WorkerCliBackend implements CodingBackend {
         stdin: workerPrompt(input, context.worktree.path),
         timeoutMs: Math.min(profile.maxTimeoutMs, Math.max(1000, Math.floor(input.maxSeconds * 1000))),
         maxOutputBytes: Math.min(profile.maxOutputBytes, Math.max(0, Math.floor(input.maxOutputBytes))),
-        signal: stop.signal,
+        ...workerRunHooks(context, stop.signal),
       });
       await proxy.right.close();
       if (started._tag === 'Left') return notRun(this.name, `sandbox refused the worker: ${started.left.message}`);
