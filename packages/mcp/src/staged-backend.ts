@@ -75,6 +75,7 @@ async function outcomeOf(worktree: TaskWorktree, home: string | undefined): Prom
 
 export class StagedContentBackend implements CodingBackend {
   readonly name = STAGED_BACKEND_NAME;
+  readonly worksBeforeRun = true;
   readonly #db: Db;
   readonly #taskId: TaskId;
 

@@ -81,6 +81,8 @@ export interface RunTaskOptions {
   readonly allowInstallScripts?: boolean;
   /** False: no dependency or toolchain binds (the sandboxes see only the system). Default true. */
   readonly environment?: boolean;
+  /** `openRepository(dir)` when the caller already started it (each open costs a git process). */
+  readonly opened?: ReturnType<typeof openRepository>;
 }
 
 export interface RunTaskResult {
@@ -128,7 +130,7 @@ function abortReasonText(value: unknown): string {
 
 export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
   const clockMs = options.clockMs ?? Date.now;
-  const opened = await openRepository(options.dir);
+  const opened = await (options.opened ?? openRepository(options.dir));
   if (opened._tag === 'Left') {
     throw new SetupError(
       `${options.dir} is not a git repository (${opened.left.message}). Run "git init" there, or pass --dir.`,

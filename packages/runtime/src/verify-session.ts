@@ -221,8 +221,10 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     this.#worktree = created.right;
     if (this.#o.environmentFiles !== undefined && this.#o.environmentFiles.length > 0)
       copyExtraFiles(this.#o.repo.root, created.right.path, this.#o.environmentFiles);
-    // Started beside the worker (#besideWorker), so the worker's own start waits for none of its git calls.
+    // Started beside the worker (#besideWorker), so the worker's own start waits for none of its git calls;
+    // at once when the work happens before `run` (an MCP client's edits).
     if (this.#o.baseline !== false) this.#baselineBase = created.right.baseCommit;
+    if (this.#o.backend.worksBeforeRun === true) this.#startBaseline();
     return { baseCommit: created.right.baseCommit, worktreePath: created.right.path };
   }
 

@@ -108,6 +108,11 @@ export function workerRunHooks(
 
 export interface CodingBackend {
   readonly name: string;
+  /**
+   * The work happens before `run` is called (an MCP client edits through tools for minutes, then
+   * asks to verify): the baseline starts as soon as the workspace exists, not when `run` starts.
+   */
+  readonly worksBeforeRun?: boolean;
   run(input: WorkerInput, context: BackendContext): Promise<BackendResult>;
 }
 

@@ -28,11 +28,26 @@ export interface TreeReader {
 const MAX_TREE_BYTES = 64 * 1024 * 1024;
 const DEFAULT_BLOB_BYTES = 1024 * 1024;
 
+const MODE = /^\d{6}$/;
+const OBJECT_TYPE = /^\w+$/;
+const OBJECT_ID = /^[0-9a-f]{40,64}$/;
+
+/**
+ * Parses `git ls-tree -z` records, `<mode> <type> <id>\t<path>`; anything else is skipped. Split
+ * by hand rather than by one regex over the whole record: a 20k-file tree is 20k records, and the
+ * path part (any bytes but NUL) is what made the regex slow.
+ */
 export function parseLsTree(text: string): TreeFile[] {
   const files: TreeFile[] = [];
   for (const record of text.split('\0')) {
-    const match = /^(\d{6}) \w+ ([0-9a-f]{40,64})\t([\s\S]+)$/.exec(record);
-    if (match !== null) files.push({ mode: match[1] as string, id: match[2] as string, path: match[3] as string });
+    const tab = record.indexOf('\t');
+    if (tab < 0 || tab === record.length - 1) continue;
+    const typeEnd = record.indexOf(' ', 7);
+    if (record[6] !== ' ' || typeEnd < 0) continue;
+    const mode = record.slice(0, 6);
+    const id = record.slice(typeEnd + 1, tab);
+    if (!MODE.test(mode) || !OBJECT_TYPE.test(record.slice(7, typeEnd)) || !OBJECT_ID.test(id)) continue;
+    files.push({ mode, id, path: record.slice(tab + 1) });
   }
   return files;
 }

@@ -14,9 +14,9 @@ import {
 } from '../src/content-risks.js';
 import { escapingLinks, isDiscoveredTest, reportedFailures, resolveInTree, symlinkEscapes } from '../src/index.js';
 import { newlyEscaping } from '../src/integrity.js';
-import { foldPath, foldSegment } from '../src/path-fold.js';
+import { foldPath, foldSegment, foldSegmentUnicode } from '../src/path-fold.js';
 import { discoveryFromConfigs, globToRegex } from '../src/test-discovery.js';
-import { parseBatch } from '../src/tree-reader.js';
+import { parseBatch, parseLsTree } from '../src/tree-reader.js';
 import { verifyProgramFiles, verifyScriptNames } from '../src/verify-argv-risks.js';
 
 describe('symlink chains, resolved as the kernel would', () => {
@@ -288,5 +288,58 @@ describe('cat-file --batch parsing', () => {
     const parsed = parseBatch(Buffer.from(text, 'utf8'));
     expect(parsed.get(a)).toBe('ü/');
     expect(parsed.get(b)).toBe('..');
+  });
+});
+
+describe('the ASCII fast path of the path fold', () => {
+  it('folds every printable ASCII name exactly as the general (Unicode) fold does', () => {
+    const ascii = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) });
+    fc.assert(
+      fc.property(ascii, (name) => {
+        expect(foldSegment(name)).toBe(foldSegmentUnicode(name));
+      }),
+      { numRuns: 2_000 },
+    );
+    for (const name of ['.GIT', '.git. ', 'HUSKY~2.JS', '.', '..', '... ', 'Package.JSON']) {
+      expect(foldSegment(name)).toBe(foldSegmentUnicode(name));
+    }
+  });
+
+  it('leaves names outside printable ASCII to the general fold (a tab, a soft hyphen, a zero-width space)', () => {
+    expect(foldSegment('.g\u00ADit')).toBe('.git');
+    expect(foldSegment('.g\u200Bit')).toBe('.git');
+    expect(foldSegment('a\tb')).toBe(foldSegmentUnicode('a\tb'));
+  });
+});
+
+describe('ls-tree records, parsed by hand', () => {
+  /** The record's grammar as one regex: the parser must agree with it on every record. */
+  const oracle = (text: string) =>
+    text.split('\0').flatMap((record) => {
+      const match = /^(\d{6}) \w+ ([0-9a-f]{40,64})\t([\s\S]+)$/.exec(record);
+      return match === null ? [] : [{ mode: match[1], id: match[2], path: match[3] }];
+    });
+
+  it('agrees with the grammar on well-formed, damaged and hostile records', () => {
+    const piece = fc.constantFrom('100644', '120000', '1006440', '10064', 'blob', 'tree', ' ', '\t', '\n', 'a b', '');
+    const id = fc.constantFrom('a'.repeat(40), 'b'.repeat(64), 'c'.repeat(39), 'd'.repeat(65), 'A'.repeat(40));
+    const record = fc.oneof(
+      fc
+        .tuple(
+          fc.constantFrom('100644', '040000', '12x000'),
+          fc.constantFrom('blob', 'tree', 'b b', ''),
+          id,
+          fc.string(),
+        )
+        .map(([mode, type, object, path]) => `${mode} ${type} ${object}\t${path}`),
+      fc.array(fc.oneof(piece, id, fc.string({ maxLength: 3 })), { maxLength: 6 }).map((parts) => parts.join('')),
+    );
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 8 }), (records) => {
+        const text = records.join('\0');
+        expect(parseLsTree(text)).toEqual(oracle(text));
+      }),
+      { numRuns: 3_000 },
+    );
   });
 });

@@ -21,6 +21,7 @@ import {
   type CodingBackend,
   detectVerifyCommand,
   ExternalCommandBackend,
+  openRepository,
   splitArgv,
 } from '@crustcore/verify';
 import { type Command, UsageError } from '../cli/command.js';
@@ -159,9 +160,10 @@ async function withConfig<V extends Readonly<Record<string, unknown>>>(
   typed: V,
   dir: string,
   io: Io,
+  opened: ReturnType<typeof openRepository>,
 ): Promise<{ readonly values: V; readonly fromConfig: ReadonlyMap<string, string> }> {
   if ((globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO !== true)
-    return (await import('../config/run-config.js')).runValuesWithConfig(typed, dir, io);
+    return (await import('../config/run-config.js')).runValuesWithConfig(typed, dir, io, opened);
   return { values: typed, fromConfig: new Map() };
 }
 
@@ -213,18 +215,30 @@ async function repositoryMemory(...args: Parameters<typeof import('./task-memory
   return null;
 }
 
+/** `--dir` (default: the working directory) as a real path, or a usage error. */
+function realDirOption(cwd: string, dir: string | undefined): string {
+  try {
+    return realpathSync(resolve(cwd, dir ?? '.'));
+  } catch {
+    throw new UsageError(`--dir ${dir}: no such directory`);
+  }
+}
+
+/** The repository, opened once for the whole command: the config, the memory and the task each need it. */
+function openedOnce(dir: string): ReturnType<typeof openRepository> {
+  const opened = openRepository(dir);
+  void opened.catch(() => undefined); // awaited later; a usage error before then must not leave it unhandled
+  return opened;
+}
+
 export const runCommand: Command = {
   ...runSpec,
   async run(args, io) {
     const { values: typed } = parseArgs({ args: [...args], options: RUN_OPTIONS, strict: true });
     if (typed.goal === undefined || typed.goal.trim() === '') throw new UsageError('--goal is required');
-    let dir: string;
-    try {
-      dir = realpathSync(resolve(io.cwd, typed.dir ?? '.'));
-    } catch {
-      throw new UsageError(`--dir ${typed.dir}: no such directory`);
-    }
-    const { values, fromConfig } = await withConfig(typed, dir, io);
+    const dir = realDirOption(io.cwd, typed.dir);
+    const opened = openedOnce(dir);
+    const { values, fromConfig } = await withConfig(typed, dir, io, opened);
     const approve = values.approve ?? 'ask';
     if (approve !== 'auto' && approve !== 'ask' && approve !== 'deny')
       throw new UsageError('--approve takes auto, ask or deny');
@@ -317,11 +331,12 @@ export const runCommand: Command = {
     );
     if ((globalThis as Nano).CRUSTCORE_NANO !== true)
       await output?.init(dir, values.model ?? null, approve, backendName, verifyArgv);
-    const memory = await repositoryMemory(io, dir, typed.goal, values, format, taskId);
+    const memory = await repositoryMemory(io, dir, typed.goal, values, format, taskId, opened);
     try {
       const result = await runTask({
         ...memory?.taskOptions,
         dir,
+        opened,
         goal: typed.goal,
         home: crustcoreHome(io.env),
         env: io.env,

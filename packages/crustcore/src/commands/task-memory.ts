@@ -57,6 +57,8 @@ export interface TaskMemoryRequest {
   readonly select?: boolean;
   /** One narrated line; `warn` for a skip. */
   readonly say: (line: string, warn: boolean) => void;
+  /** The repository the command already opened for `dir` (each open costs a git process). */
+  readonly opened?: ReturnType<typeof openRepository>;
 }
 
 const SILENCE = 'use --no-memory to silence';
@@ -97,7 +99,7 @@ async function learnTask(opened: OpenedMemory, logPath: string, repoId: string, 
 export async function startTaskMemory(request: TaskMemoryRequest): Promise<TaskMemory> {
   if (request.off) return unused({ skipped: '--no-memory' });
   const home = crustcoreHome(request.io.env);
-  const found = await openRepository(request.dir);
+  const found = await (request.opened ?? openRepository(request.dir));
   if (found._tag === 'Left') return unused({ skipped: 'not a git repository' });
   const repo = found.right;
   const dataDir = memoryDataDir(home, repo.repoId);
@@ -175,11 +177,13 @@ export function runTaskMemory(
   format: string,
   /** The task id: stream-json lines carry it as `session_id` (docs/headless.md). */
   sessionId?: string,
+  opened?: ReturnType<typeof openRepository>,
 ): Promise<TaskMemory> {
   return startTaskMemory({
     io,
     dir,
     goal,
+    ...(opened === undefined ? {} : { opened }),
     off: values['no-memory'] === true,
     databaseUrl: values['database-url'] ?? (io.env.CRUSTCORE_DATABASE_URL || undefined),
     say: (line, warn) => {

@@ -31,8 +31,8 @@ export const FLAG_KEYS: Readonly<Record<string, string>> = {
 };
 
 /** The repository root containing `dir` (real path), or null outside a repository. */
-export async function repositoryRoot(dir: string): Promise<string | null> {
-  const repo = await openRepository(dir);
+export async function repositoryRoot(dir: string, opened?: ReturnType<typeof openRepository>): Promise<string | null> {
+  const repo = await (opened ?? openRepository(dir));
   if (repo._tag === 'Left') return null;
   try {
     return realpathSync(repo.right.root);
@@ -42,8 +42,13 @@ export async function repositoryRoot(dir: string): Promise<string | null> {
 }
 
 /** Both files, decoded; a bad file is a usage error (exit 2) naming the file, the key and the fix. */
-export async function loadLayers(io: Io, dir: string, cli: ReadonlyMap<string, ConfigValue>): Promise<Layers> {
-  const repository = await repositoryRoot(dir);
+export async function loadLayers(
+  io: Io,
+  dir: string,
+  cli: ReadonlyMap<string, ConfigValue>,
+  opened?: ReturnType<typeof openRepository>,
+): Promise<Layers> {
+  const repository = await repositoryRoot(dir, opened);
   try {
     const user = readUserConfig(io.env);
     const project = repository === null ? null : readProjectConfig(repository);
@@ -95,6 +100,7 @@ export async function valuesWithConfig<V extends Readonly<Record<string, unknown
   flags: readonly string[],
   dir: string,
   io: Io,
+  opened?: ReturnType<typeof openRepository>,
 ): Promise<ConfiguredValues<V>> {
   const cli = new Map<string, ConfigValue>();
   for (const flag of flags) {
@@ -102,7 +108,7 @@ export async function valuesWithConfig<V extends Readonly<Record<string, unknown
     const key = FLAG_KEYS[flag];
     if (key !== undefined && typeof typed === 'string') cli.set(key, typed);
   }
-  const layers = await loadLayers(io, dir, cli);
+  const layers = await loadLayers(io, dir, cli, opened);
   const settings = resolveSettings(layers);
   warnAboutProject(io, layers, settings);
   const filled: Record<string, unknown> = { ...values };

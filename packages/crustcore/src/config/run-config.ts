@@ -4,6 +4,7 @@
  * means the external backend; native-agent settings in a file do not make
  * another backend's run an error). Loaded only by the full crustcore.
  */
+import type { openRepository } from '@crustcore/verify';
 import type { Io } from '../cli/output.js';
 import { valuesWithConfig } from './load.js';
 
@@ -30,6 +31,7 @@ export async function runValuesWithConfig<V extends Readonly<Record<string, unkn
   typed: V,
   dir: string,
   io: Io,
+  opened?: ReturnType<typeof openRepository>,
 ): Promise<{ readonly values: V; readonly fromConfig: ReadonlyMap<string, string> }> {
   // A typed --worker means the external backend, a typed other backend takes no worker: the config must not undo either.
   const flags = CONFIG_FLAGS.filter(
@@ -37,7 +39,7 @@ export async function runValuesWithConfig<V extends Readonly<Record<string, unkn
       !(flag === 'backend' && typed.worker !== undefined && typed.backend === undefined) &&
       !(flag === 'worker' && typed.backend !== undefined && typed.backend !== 'external'),
   );
-  const configured = await valuesWithConfig(typed, flags, dir, io);
+  const configured = await valuesWithConfig(typed, flags, dir, io, opened);
   const backend = configured.values.backend ?? (configured.values.worker !== undefined ? 'external' : undefined);
   if (backend === 'native') return configured;
   // Settings of the native agent in a config file are for when it runs, not errors when another backend does.
