@@ -136,6 +136,27 @@ describe('help and names', () => {
     }
     expect(crustcore(box, ['help', 'nope']).status).toBe(2);
   });
+
+  // The bin answers these with synchronous writes to its descriptors (cli/sync-answer.ts), so it
+  // asks the descriptor itself whether it is a terminal: `script` gives the CLI a real one.
+  it('the help is coloured on a terminal only, and not with NO_COLOR (script(1) gives it a pty)', () => {
+    const onTerminal = (env: Record<string, string>): string =>
+      spawnSync('script', ['-qec', `${process.execPath} ${CLI} --help`, '/dev/null'], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TERM: 'xterm', ...env },
+      }).stdout;
+    const bold = '\u001b[1mcrustcore\u001b[22m';
+    expect(onTerminal({})).toContain(bold);
+    expect(onTerminal({ NO_COLOR: '1' })).not.toContain('\u001b[');
+    // CONTROL: piped, the same help has no escape at all, and the same words.
+    const piped = spawnSync(process.execPath, [CLI, '--help'], { encoding: 'utf8' }).stdout;
+    expect(piped).not.toContain('\u001b[');
+    expect(
+      onTerminal({})
+        .replaceAll(/\u001b\[\d+m/g, '')
+        .replaceAll('\r\n', '\n'),
+    ).toBe(piped);
+  });
 });
 
 describe('temp directories', () => {

@@ -8,7 +8,7 @@
  * same arguments itself and loads the command and its packages.
  */
 import { exitQuietlyOnClosedPipe } from './cli/closed-pipe.js';
-import { processIo } from './cli/output.js';
+import { syncAnswerIo } from './cli/sync-answer.js';
 import { PACK_SPECS } from './commands/pack-specs.js';
 import { CORE_SPECS } from './commands/specs.js';
 import { answerFromSpecs } from './help.js';
@@ -16,10 +16,11 @@ import { answerFromSpecs } from './help.js';
 // Next to this file in dist/; a computed specifier, so the bundler leaves the import to run time.
 const ES_MODULE_CLI = './crustcore.js';
 
-exitQuietlyOnClosedPipe();
-const answer = answerFromSpecs(process.argv.slice(2), processIo(), [...CORE_SPECS, ...PACK_SPECS]);
+// Answers write synchronously to the descriptors and never create process.stdout or stdin (sync-answer.ts).
+const answer = answerFromSpecs(process.argv.slice(2), syncAnswerIo(process.env), [...CORE_SPECS, ...PACK_SPECS]);
 if (typeof answer === 'number') {
   process.exitCode = answer;
 } else {
+  exitQuietlyOnClosedPipe();
   void import(ES_MODULE_CLI);
 }

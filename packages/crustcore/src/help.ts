@@ -6,12 +6,13 @@
  */
 import type { CommandSpec } from './cli/command.js';
 import { ExitCode } from './cli/exit-codes.js';
-import { type Io, writeLine } from './cli/output.js';
+import { writeLine } from './cli/output.js';
+import type { AnswerIo } from './cli/sync-answer.js';
 
 declare const CRUSTCORE_VERSION: string;
 export const VERSION: string = typeof CRUSTCORE_VERSION === 'string' ? CRUSTCORE_VERSION : '0.0.0-dev';
 
-function helpText(io: Io, commands: readonly CommandSpec[]): string {
+function helpText(io: AnswerIo, commands: readonly CommandSpec[]): string {
   const s = io.out;
   const width = Math.max(...commands.map((c) => c.name.length));
   const lines = [
@@ -53,7 +54,7 @@ export function suggestCommands(name: string, commands: readonly CommandSpec[]):
     .map(({ name: n }) => n);
 }
 
-function unknownCommand(io: Io, name: string, commands: readonly CommandSpec[]): ExitCode {
+function unknownCommand(io: AnswerIo, name: string, commands: readonly CommandSpec[]): ExitCode {
   const suggestions = suggestCommands(name, commands);
   const hint = suggestions.length > 0 ? ` Did you mean ${suggestions.map((n) => `"${n}"`).join(' or ')}?` : '';
   writeLine(
@@ -71,7 +72,7 @@ const commandHelp = (command: CommandSpec): string => `${command.summary}\n\nUsa
  */
 export function answerFromSpecs<C extends CommandSpec>(
   argv: readonly string[],
-  io: Io,
+  io: AnswerIo,
   commands: readonly C[],
 ): ExitCode | C {
   const [first, ...rest] = argv;

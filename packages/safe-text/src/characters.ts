@@ -104,12 +104,18 @@ export interface EscapedText {
  * Escapes every concerning character of `text`. A CR directly before LF is a
  * Windows line ending and stays as it is; any other CR is escaped.
  */
-const PLAIN_ASCII = /^[\u0020-\u007E\t\n]*$/;
+/**
+ * The punctuation the CLI's own help and messages use beside ASCII (dashes, quotes, the ellipsis,
+ * ×, →, ≤, ≥): no concern of any kind, so such text needs no per-character work either — that work
+ * compiles Unicode property tables, most of `crustcore --help`'s time over bare node.
+ */
+export const PLAIN_PUNCTUATION = '\u2013\u2014\u2018\u2019\u201C\u201D\u2026\u00D7\u2192\u2264\u2265';
+const PLAIN_TEXT = new RegExp(`^[\\u0020-\\u007E\\t\\n${PLAIN_PUNCTUATION}]*$`);
 const NO_CONCERNS: ReadonlyMap<CharacterConcern, number> = new Map();
 
 export function escapeConcerns(text: string, options: EscapeOptions = {}): EscapedText {
-  // Most lines of most patches are plain ASCII: nothing to escape, no per-character work.
-  if (PLAIN_ASCII.test(text)) return { text, concerns: NO_CONCERNS };
+  // Most lines of most patches are plain ASCII (or the punctuation above): nothing to escape, no per-character work.
+  if (PLAIN_TEXT.test(text)) return { text, concerns: NO_CONCERNS };
   const only = options.only;
   const mixed = only === undefined || only.has('look-alike') ? mixedScriptPositions(text) : new Set<number>();
   const concerns = new Map<CharacterConcern, number>();

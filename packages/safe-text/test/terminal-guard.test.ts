@@ -43,3 +43,18 @@ describe('guardOutput', () => {
     expect(JSON.parse(guarded)).toEqual({ text: 'a\u2028b\u202Ec' });
   });
 });
+
+describe('the plain-text fast path', () => {
+  it('passes only characters the per-character path leaves alone too (forced there by a letter outside the set)', async () => {
+    const { escapeConcerns, PLAIN_PUNCTUATION } = await import('../src/characters.js');
+    for (const ch of PLAIN_PUNCTUATION) {
+      const slow = escapeConcerns(`\u00e9 ${ch} x${ch}y`);
+      expect(slow.text, ch).toBe(`\u00e9 ${ch} x${ch}y`);
+      expect(slow.concerns.size, ch).toBe(0);
+      expect(escapeConcerns(`a ${ch} b`).text).toBe(`a ${ch} b`);
+    }
+    // Controls, bidi and invisible characters still take the per-character path and are escaped.
+    for (const hidden of ['\u0007', '\u202e', '\u200b', '\r'])
+      expect(escapeConcerns(`a \u2014 ${hidden} b`).text).not.toContain(hidden);
+  });
+});

@@ -21,7 +21,13 @@ const sgr =
   (s: string): string =>
     `\u001b[${open}m${s}\u001b[${close}m`;
 
-export function makeStyle(stream: Writable & { isTTY?: boolean }, env: NodeJS.ProcessEnv): Style {
+/** Where a line of text goes: a node Writable, or the bin's synchronous descriptor writer (sync-answer.ts). */
+export interface TextOut {
+  write(text: string): unknown;
+  readonly isTTY?: boolean;
+}
+
+export function makeStyle(stream: TextOut, env: NodeJS.ProcessEnv): Style {
   const color = stream.isTTY === true && env.NO_COLOR === undefined && env.TERM !== 'dumb';
   if (!color) return { bold: plain, dim: plain, red: plain, green: plain, yellow: plain, cyan: plain };
   return {
@@ -58,6 +64,6 @@ export function processIo(): Io {
   };
 }
 
-export const writeLine = (stream: Writable, line = ''): void => {
+export const writeLine = (stream: TextOut, line = ''): void => {
   stream.write(`${line}\n`);
 };
