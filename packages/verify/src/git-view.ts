@@ -19,9 +19,8 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExtraBindRequest } from '@crustcore/sandbox';
-import { gitText } from './git.js';
 import { scratchDir } from './home.js';
-import { repositoryLocation, type TaskWorktree } from './worktree.js';
+import type { TaskWorktree } from './worktree.js';
 
 export interface GitView {
   /** Read-only binds: the private git directory and the user's object store. */
@@ -50,8 +49,8 @@ function configText(objectFormat: string): string {
  * git, as before) — never a reason to fail the task.
  */
 export async function prepareGitView(worktree: TaskWorktree, home: string): Promise<GitView | null> {
-  const format = await gitText(repositoryLocation(worktree.repo), ['rev-parse', '--show-object-format']);
-  const objectFormat = format._tag === 'Right' && /^sha(?:1|256)$/.test(format.right) ? format.right : 'sha1';
+  // An object id's length is its hash's: 40 hex digits for SHA-1, 64 for SHA-256 (no git call on the worker's start).
+  const objectFormat = worktree.baseCommit.length === 64 ? 'sha256' : 'sha1';
   const dotGit = join(worktree.path, '.git');
   let original: string;
   try {

@@ -136,8 +136,35 @@ export async function openRepository(dir: string): Promise<Result<WorktreeError,
   return ok({ root: found.right.root, commonDir, repoId });
 }
 
+/**
+ * Full commit ids git confirmed in a repository: an object id names its content, so a commit that
+ * existed still does (the worker's, the baseline's and the verify slot's worktrees of one task are
+ * all made at the base the task resolved). Never a ref (HEAD moves); a bounded set.
+ */
+const confirmedCommits = new Set<string>();
+const CONFIRMED_LIMIT = 256;
+/** Resolutions running now: two that start together (the worker's slot and its environment) ask git once. */
+const resolving = new Map<string, Promise<Result<WorktreeError, string>>>();
+
 /** Resolves a commit-ish to a full commit id in `repo`. */
-export async function resolveCommit(repo: Repository, ref: string): Promise<Result<WorktreeError, string>> {
+export function resolveCommit(repo: Repository, ref: string): Promise<Result<WorktreeError, string>> {
+  const key = `${repo.commonDir}\u0000${ref}`;
+  if (confirmedCommits.has(key)) return Promise.resolve(ok(ref));
+  const running = resolving.get(key);
+  if (running !== undefined) return running;
+  const asked = askCommit(repo, ref).then((resolved) => {
+    if (resolved._tag === 'Right' && resolved.right === ref) {
+      if (confirmedCommits.size >= CONFIRMED_LIMIT) confirmedCommits.clear();
+      confirmedCommits.add(key);
+    }
+    return resolved;
+  });
+  resolving.set(key, asked);
+  void asked.finally(() => resolving.delete(key)).catch(() => undefined);
+  return asked;
+}
+
+async function askCommit(repo: Repository, ref: string): Promise<Result<WorktreeError, string>> {
   const bad = checkRevision(ref);
   if (bad !== null) return err(fail('bad-ref', `${ref}: ${bad.message}`));
   const resolved = await gitText(repositoryLocation(repo), [
