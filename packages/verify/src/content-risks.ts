@@ -153,19 +153,29 @@ export function embeddedRepositories(treePaths: readonly string[], changed: Read
     const parts = path.split('/');
     for (let depth = 0; depth < parts.length; depth += 1) ancestors.add(parts.slice(0, depth).join('/'));
   }
-  const byDir = new Map<string, Set<string>>();
+  if (!ancestors.has('')) return [];
+  // The top level holds every path's first name: collected raw and folded once per distinct name.
+  const topNames = new Set<string>();
+  const byDir = new Map<string, Set<string>>([['', new Set<string>()]]); // the top first, as the findings' order
   for (const path of treePaths) {
+    const slash = path.indexOf('/');
+    topNames.add(slash < 0 ? path : path.slice(0, slash + 1));
+    if (slash < 0 || !ancestors.has(path.slice(0, slash))) continue;
     const parts = path.split('/');
-    let dir = '';
+    let dir = parts[0] as string;
     // Ancestors are closed under "parent of", so the first directory that is not one ends the walk.
-    for (let depth = 0; depth < parts.length && ancestors.has(dir); depth += 1) {
+    for (let depth = 1; depth < parts.length && ancestors.has(dir); depth += 1) {
       const part = parts[depth] as string;
       const seen = byDir.get(dir) ?? new Set<string>();
       seen.add(foldSegment(part) + (depth < parts.length - 1 ? '/' : ''));
       byDir.set(dir, seen);
-      dir = depth === 0 ? part : `${dir}/${part}`;
+      dir = `${dir}/${part}`;
     }
   }
+  const folded = [...topNames].map((name) =>
+    name.endsWith('/') ? `${foldSegment(name.slice(0, -1))}/` : foldSegment(name),
+  );
+  byDir.set('', new Set(folded));
   const findings: Finding[] = [];
   for (const [dir, children] of byDir) {
     const looksLikeRepo =

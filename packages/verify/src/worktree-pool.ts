@@ -99,15 +99,15 @@ async function resetSlot(path: string, gitDir: string, commit: string): Promise<
   if (clean._tag === 'Left') return false;
   const reset = await runGitAt(location, [...EXACT_VIEW_ARGS, 'reset', '--hard', '--quiet', commit]);
   if (reset._tag === 'Left') return false;
-  const status = await gitRawText(location, [
-    ...EXACT_VIEW_ARGS,
-    'status',
-    '--porcelain',
-    '--ignored',
-    '-z',
-    '--untracked-files=all',
+  // Side by side: the status reads what git tracks, the normalization fixes only what git does not
+  // (modes beside the owner's x bit, inode identity), so the status's answer is the same before and
+  // after it. A normalization with work to do can show this status its temporary copy: the slot is
+  // then refused and checked out fresh — never taken unclean.
+  const [status, normalized] = await Promise.all([
+    gitRawText(location, [...EXACT_VIEW_ARGS, 'status', '--porcelain', '--ignored', '-z', '--untracked-files=all']),
+    normalizeCheckout(path),
   ]);
-  return status._tag === 'Right' && status.right === '' && (await normalizeCheckout(path));
+  return status._tag === 'Right' && status.right === '' && normalized;
 }
 
 const safeRead = (path: string): string => {
