@@ -162,9 +162,10 @@ function runVsHand(label: string, dir: string, target: string): void {
     execFileSync('git', ['checkout', '-q', '--', '.'], { cwd: dir, env });
     hand.push(
       time(() => {
-        spawnSync('node', ['--test'], { cwd: dir, env });
+        // The same test command the run verifies with: bare `node --test` would search all 20k files.
+        spawnSync('node', ['--test', 'test/'], { cwd: dir, env });
         spawnSync('sh', ['-c', "sed -i 's/a - b/a + b/' src/math.js"], { cwd: dir, env });
-        spawnSync('node', ['--test'], { cwd: dir, env });
+        spawnSync('node', ['--test', 'test/'], { cwd: dir, env });
       }),
     );
     execFileSync('git', ['checkout', '-q', '--', '.'], { cwd: dir, env });
