@@ -37,7 +37,8 @@ const cache = new Map<string, { readonly fingerprint: string; readonly names: re
 
 function commonDirOf(gitDir: string): string {
   try {
-    const pointer = readFileSync(join(gitDir, 'commondir'), 'utf8').trim();
+    // As git reads it: only the line end is cut (a leading space is part of the path).
+    const pointer = readFileSync(join(gitDir, 'commondir'), 'utf8').replace(/[\r\n]+$/, '');
     return isAbsolute(pointer) ? pointer : join(gitDir, pointer);
   } catch {
     return gitDir;

@@ -160,11 +160,18 @@ async function listFilterNames(
   if (listed.startError !== null)
     return err(failure('config', listed, `git did not start: ${listed.startError.message}`));
   if (listed.stdout.truncated) return err(failure('config', listed, 'repository config is too large'));
-  const listing = listed.exitCode === 0 ? listed.stdout.text : '';
+  // A listing that did not finish (a timeout, a stop, a config git cannot read) names no drivers
+  // anyone can trust: the command must not run without their overrides. (It failed open before:
+  // no names, and the command ran with whatever filters the config defines.)
+  if (listed.exitCode !== 0)
+    return err(
+      failure('config', listed, `could not list the repository config (exit ${listed.exitCode ?? 'by signal'})`),
+    );
+  const listing = listed.stdout.text;
   const names = filterDriverNames(listing);
   if (names.length > 256) return err(failure('config', listed, 'too many filter drivers'));
-  if (listed.exitCode === 0) rememberFilterNames(location.gitDir, fingerprint, listing, names);
-  return ok({ names, shareable: listed.exitCode === 0 && !listingIncludesFiles(listing) });
+  rememberFilterNames(location.gitDir, fingerprint, listing, names);
+  return ok({ names, shareable: !listingIncludesFiles(listing) });
 }
 
 /** Runs git; a non-zero exit, a timeout or a start failure is a `GitFailure` value. */

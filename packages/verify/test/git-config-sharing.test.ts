@@ -83,3 +83,17 @@ describe("a linked worktree reads its repository's config: one listing serves bo
     expect(await listingsForThreeAtOnce(linked)).toBe(1);
   }, 30_000);
 });
+
+describe('a config listing that fails stops the command (fail closed)', () => {
+  it('the command never starts when git cannot list the config; its filters would have gone unoverridden', async () => {
+    const { location, configFile } = repo();
+    appendFileSync(configFile, '[core\nbroken');
+    const result = await runGitAt(location, ['status', '--porcelain']);
+    expect(result._tag).toBe('Left');
+    // The listing's own failure, not the command's: nothing ran without the overrides.
+    if (result._tag === 'Left') {
+      expect(result.left.command).toBe('config');
+      expect(result.left.message).toMatch(/could not list the repository config/);
+    }
+  });
+});
