@@ -74,12 +74,13 @@ writeFileSync('dist/meta.json', JSON.stringify(nano.metafile));
 // to their own modules) except the small pure ones every command needs at start-up.
 const BUNDLED_THIRD_PARTY = /^(?:fp-ts|io-ts|@noble\/hashes)(?:\/|$)/;
 const NODE_BUILTINS = new Set(builtinModules);
+const isNodeBuiltin = (specifier) => specifier.startsWith('node:') || NODE_BUILTINS.has(specifier.split('/')[0]);
 const thirdPartyExternal = {
   name: 'third-party-external',
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, (args) => {
-      if (args.path.startsWith('@crustcore/') || BUNDLED_THIRD_PARTY.test(args.path)) return undefined;
-      if (args.path.startsWith('node:') || NODE_BUILTINS.has(args.path.split('/')[0])) return undefined;
+      if (args.path.startsWith('@crustcore/') || BUNDLED_THIRD_PARTY.test(args.path) || isNodeBuiltin(args.path))
+        return undefined;
       return { path: args.path, external: true };
     });
   },
@@ -88,15 +89,15 @@ const thirdPartyExternal = {
 // A package that finds its own files (assets/bridge.mjs, its PGlite template) through import.meta.url
 // would, once bundled, look next to the chunk instead. Each such use is replaced by the URL the module
 // has in its own package, found at run time through the package's exported package.json.
-const PACKAGE_DIST = /\/packages\/([\w-]+)\/dist\/.+\.js$/;
+const PACKAGE_DIST = /^(.*\/packages\/([\w-]+))\/dist\/.+\.js$/;
 const packageRelativeUrls = {
   name: 'package-relative-urls',
   setup(build) {
     build.onLoad({ filter: PACKAGE_DIST }, async (args) => {
       const text = readFileSync(args.path, 'utf8');
       if (!text.includes('import.meta.url')) return undefined;
-      const name = PACKAGE_DIST.exec(args.path)[1];
-      const root = dirname(dirname(args.path));
+      // The package's root from the path itself, so a file in a subdirectory of dist/ resolves too.
+      const [, root, name] = PACKAGE_DIST.exec(args.path);
       const own = JSON.stringify(relative(root, args.path));
       const url = `new URL(${own}, import.meta.resolve(${JSON.stringify(`@crustcore/${name}/package.json`)})).href`;
       return { contents: text.replaceAll('import.meta.url', url), loader: 'js', resolveDir: dirname(args.path) };
@@ -147,8 +148,7 @@ function assertExternalsDeclared(metafile) {
   const missing = new Set();
   for (const output of Object.values(metafile.outputs))
     for (const { path, external } of output.imports) {
-      if (!external || path.startsWith('node:') || path.startsWith('.') || NODE_BUILTINS.has(path.split('/')[0]))
-        continue;
+      if (!external || path.startsWith('.') || isNodeBuiltin(path)) continue;
       const name = path.startsWith('@') ? path.split('/').slice(0, 2).join('/') : path.split('/')[0];
       if (!declared.has(name)) missing.add(name);
     }

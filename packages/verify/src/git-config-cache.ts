@@ -68,11 +68,6 @@ function configSourceOf(gitDir: string): ConfigSource {
   };
 }
 
-/** The key of the entry `gitDir` uses (fingerprints start with it, so git.ts shares listings by them). */
-function configSourceKey(gitDir: string): string {
-  return configSourceOf(gitDir).key;
-}
-
 /** Identity of the config files, or null when one changed too recently to be trusted. */
 function fingerprintOf(gitDir: string, nowMs: number): string | null {
   const source = configSourceOf(gitDir);
@@ -95,27 +90,34 @@ export function listingIncludesFiles(listing: string): boolean {
   return listing.split('\u0000').some((entry) => INCLUDE_KEY.test(entry.split('\n', 1)[0] ?? ''));
 }
 
-/** The cached filter driver names for `gitDir`, when its config files are unchanged. */
-export function cachedFilterNames(gitDir: string): readonly string[] | null {
-  const entry = cache.get(configSourceKey(gitDir));
-  if (entry === undefined) return null;
-  const fingerprint = fingerprintOf(gitDir, Date.now());
-  return fingerprint !== null && fingerprint === entry.fingerprint ? entry.names : null;
-}
+/** A fingerprint starts with the key of the entry it was taken for. */
+const keyOf = (fingerprint: string): string => fingerprint.split('\u0000', 2).join('\u0000');
 
 /**
- * Remembers `names` for `gitDir`. `fingerprint` must be taken before the
- * listing ran (`configFingerprint`), so an edit during the listing is seen
- * as a change by the next call.
+ * The remembered filter driver names for `gitDir` when its config files are unchanged (else
+ * null), and the fingerprint a fresh listing is remembered under (null: a file changed within
+ * the racy window). One look at the files serves both, taken before any listing runs, so an
+ * edit during the listing is seen as a change by the next call.
  */
+export function lookupFilterNames(gitDir: string): {
+  readonly names: readonly string[] | null;
+  readonly fingerprint: string | null;
+} {
+  const fingerprint = fingerprintOf(gitDir, Date.now());
+  if (fingerprint === null) return { names: null, fingerprint };
+  const entry = cache.get(keyOf(fingerprint));
+  return { names: entry?.fingerprint === fingerprint ? entry.names : null, fingerprint };
+}
+
+/** Remembers `names` for `gitDir` under the fingerprint `lookupFilterNames` gave before the listing ran. */
 export function rememberFilterNames(
   gitDir: string,
   fingerprint: string | null,
   listing: string,
   names: readonly string[],
 ): void {
-  // The fingerprint starts with the key it was taken for: a config.worktree made since then is another entry.
-  const key = fingerprint?.split('\u0000', 2).join('\u0000') ?? configSourceKey(gitDir);
+  // The key the fingerprint was taken for: a config.worktree made since then is another entry.
+  const key = fingerprint === null ? configSourceOf(gitDir).key : keyOf(fingerprint);
   if (fingerprint === null || listingIncludesFiles(listing)) {
     cache.delete(key);
     return;
@@ -125,9 +127,4 @@ export function rememberFilterNames(
     if (oldest !== undefined) cache.delete(oldest);
   }
   cache.set(key, { fingerprint, names: Object.freeze([...names]) });
-}
-
-/** The fingerprint to pass to `rememberFilterNames`, taken before listing. */
-export function configFingerprint(gitDir: string): string | null {
-  return fingerprintOf(gitDir, Date.now());
 }

@@ -9,7 +9,7 @@
 import { filterDriverNames, filterOverrideEnv, GIT_DIFF_SAFETY_ARGS, gitBaseArgs, gitEnv } from '@crustcore/confine';
 import { err, ok, type Result } from '@crustcore/kernel';
 import { type ProcessResult, runTrustedHostCommand } from '@crustcore/sandbox';
-import { cachedFilterNames, configFingerprint, listingIncludesFiles, rememberFilterNames } from './git-config-cache.js';
+import { listingIncludesFiles, lookupFilterNames, rememberFilterNames } from './git-config-cache.js';
 
 export { GIT_DIFF_SAFETY_ARGS };
 
@@ -130,9 +130,8 @@ async function filterNamesAt(
   base: Readonly<Record<string, string>>,
   options: GitCallOptions,
 ): Promise<Result<GitFailure, readonly string[]>> {
-  const cached = cachedFilterNames(location.gitDir);
+  const { names: cached, fingerprint } = lookupFilterNames(location.gitDir);
   if (cached !== null) return ok(cached);
-  const fingerprint = configFingerprint(location.gitDir);
   // The fingerprint names the config source (git-config-cache.ts): worktrees reading one config share a listing.
   const key = fingerprint;
   const running = key === null ? undefined : listingsInFlight.get(key);
