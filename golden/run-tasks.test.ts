@@ -95,6 +95,41 @@ describe('golden: fix a failing unit test', () => {
   });
 });
 
+describe('golden: a task started in a linked worktree', () => {
+  const gitIn = (cwd: string, ...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+      cwd,
+      stdio: 'pipe',
+      encoding: 'utf8',
+    });
+
+  it("is based on that worktree's HEAD, not the main worktree's: verified there and applied there", () => {
+    const box = makeRepo(NODE_REPO);
+    const side = join(box.root, 'side');
+    gitIn(box.repo, 'worktree', 'add', '-q', '-b', 'side', side);
+    // The side branch's math.js differs from main's: a patch made on main's HEAD drifts here.
+    execFileSync('sed', ['-i', 's|return a - b;|return a - b; // side|', join(side, 'src/math.js')]);
+    gitIn(side, 'commit', '-qam', 'side');
+    const sideHead = gitIn(side, 'rev-parse', 'HEAD').trim();
+    const run = crustcore({ ...box, repo: side }, [
+      'run',
+      '--goal',
+      'fix add',
+      '--worker',
+      `sh -c "${FIX_ADD}"`,
+      '--approve',
+      'auto',
+      '--json',
+    ]);
+    expect(run.status, run.stdout + run.stderr).toBe(EXIT.ok);
+    expect(readFileSync(join(side, 'src/math.js'), 'utf8')).toContain('return a + b; // side');
+    // The main worktree is untouched, and so are both HEADs.
+    expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toContain('return a - b;\n');
+    expect(gitIn(side, 'rev-parse', 'HEAD').trim()).toBe(sideHead);
+    expect(gitIn(box.repo, 'rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('main');
+  });
+});
+
 describe('golden: cheats and faults leave the user tree untouched', () => {
   const untouched = (repo: string): void => {
     expect(readFileSync(join(repo, 'src/math.js'), 'utf8')).toBe(NODE_REPO['src/math.js']);

@@ -24,6 +24,12 @@ export interface Repository {
   readonly root: string;
   /** The main repository's git directory (shared by all worktrees). */
   readonly commonDir: string;
+  /**
+   * The git directory of the worktree the repository was opened from: `commonDir` for the main
+   * worktree, `<commonDir>/worktrees/<name>` for a linked one. HEAD is per worktree, so a task
+   * started in a linked worktree is based on that worktree's HEAD, not the main one's.
+   */
+  readonly gitDir: string;
   /** First 16 hex chars of sha256(real path of commonDir): names the repository under $CRUSTCORE_HOME. */
   readonly repoId: string;
 }
@@ -88,6 +94,13 @@ export const repositoryLocation = (repo: Repository): GitLocation => ({
   cwd: repo.root,
 });
 
+/** Git location of the worktree the user opened (its own HEAD); still no work tree. */
+const openedWorktreeLocation = (repo: Repository): GitLocation => ({
+  gitDir: repo.gitDir,
+  workTree: null,
+  cwd: repo.root,
+});
+
 /** Git location of a worktree, pinned to the git directory recorded at creation. */
 export const worktreeLocation = (worktree: TaskWorktree): GitLocation => ({
   gitDir: worktree.gitDir,
@@ -127,13 +140,15 @@ export async function openRepository(dir: string): Promise<Result<WorktreeError,
   const found = await discoverRepository(dir);
   if (found._tag === 'Left') return err(fail('not-a-repository', found.left.message, found.left));
   let commonDir: string;
+  let gitDir: string;
   try {
     commonDir = realpathSync(found.right.commonDir);
+    gitDir = realpathSync(found.right.gitDir);
   } catch (error) {
-    return err(fail('io', `cannot resolve ${found.right.commonDir}: ${(error as Error).message}`));
+    return err(fail('io', `cannot resolve ${found.right.gitDir}: ${(error as Error).message}`));
   }
   const repoId = createHash('sha256').update(commonDir).digest('hex').slice(0, 16);
-  return ok({ root: found.right.root, commonDir, repoId });
+  return ok({ root: found.right.root, commonDir, gitDir, repoId });
 }
 
 /**
@@ -148,7 +163,8 @@ const resolving = new Map<string, Promise<Result<WorktreeError, string>>>();
 
 /** Resolves a commit-ish to a full commit id in `repo`. */
 export function resolveCommit(repo: Repository, ref: string): Promise<Result<WorktreeError, string>> {
-  const key = `${repo.commonDir}\u0000${ref}`;
+  // Keyed by the opened worktree's git dir: two worktrees of one repository have different HEADs.
+  const key = `${repo.gitDir}\u0000${ref}`;
   if (confirmedCommits.has(key)) return Promise.resolve(ok(ref));
   const running = resolving.get(key);
   if (running !== undefined) return running;
@@ -167,7 +183,8 @@ export function resolveCommit(repo: Repository, ref: string): Promise<Result<Wor
 async function askCommit(repo: Repository, ref: string): Promise<Result<WorktreeError, string>> {
   const bad = checkRevision(ref);
   if (bad !== null) return err(fail('bad-ref', `${ref}: ${bad.message}`));
-  const resolved = await gitText(repositoryLocation(repo), [
+  // Through the opened worktree's own git dir: HEAD (and HEAD~1, @{-1}…) is that worktree's.
+  const resolved = await gitText(openedWorktreeLocation(repo), [
     'rev-parse',
     '--verify',
     '--quiet',

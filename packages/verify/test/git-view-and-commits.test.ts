@@ -62,3 +62,20 @@ describe('resolveCommit remembers confirmed commit ids only', () => {
     if (first._tag === 'Right') expect(await resolveCommit(repo, first.right)).toEqual(first);
   });
 });
+
+describe('HEAD is the opened worktree’s own', () => {
+  it('a linked worktree and the main one, resolved together, each get their own HEAD', async () => {
+    const { path, repo: main } = await repository('sha1');
+    const side = join(scratch, `side-${made}`);
+    git(path, 'worktree', 'add', '-q', '-b', 'side', side);
+    git(side, 'commit', '-q', '--allow-empty', '-m', 'side only');
+    const opened = await openRepository(side);
+    if (opened._tag === 'Left') throw new Error(opened.left.message);
+    expect(opened.right.commonDir).toBe(main.commonDir);
+    expect(opened.right.repoId).toBe(main.repoId);
+    const [mainHead, sideHead] = await Promise.all([resolveCommit(main, 'HEAD'), resolveCommit(opened.right, 'HEAD')]);
+    expect(mainHead).toEqual({ _tag: 'Right', right: git(path, 'rev-parse', 'HEAD') });
+    expect(sideHead).toEqual({ _tag: 'Right', right: git(side, 'rev-parse', 'HEAD') });
+    expect(sideHead).not.toEqual(mainHead);
+  });
+});
