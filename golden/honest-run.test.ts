@@ -237,6 +237,51 @@ describe('golden: failures that say what went wrong', { timeout: 240_000 }, () =
     expect(String(run.json?.reason)).toMatch(/dependency `left-pad-not-installed` is not installed/);
   });
 
+  /** NODE_REPO with a dependency in its lockfile that is not installed: verify needs a setup. */
+  const WITH_LOCKFILE = {
+    ...NODE_REPO,
+    'package.json':
+      '{ "name": "golden", "private": true, "type": "module", "scripts": { "test": "node --test" }, "dependencies": { "ms": "2.1.3" } }\n',
+    'package-lock.json': `${JSON.stringify({
+      name: 'golden',
+      lockfileVersion: 3,
+      requires: true,
+      packages: { '': { name: 'golden', dependencies: { ms: '2.1.3' } }, 'node_modules/ms': { version: '2.1.3' } },
+    })}\n`,
+    '.gitignore': 'node_modules\n',
+  };
+
+  it('a setup that fails stops after the first verify when the patch changes no dependency file (exit 7, one line)', () => {
+    const box = makeRepo(WITH_LOCKFILE);
+    const fix = `sh -c "sed -i 's/a - b/a + b/' src/math.js"`;
+    const run = crustcore(box, ['run', '--goal', 'fix', '--setup', 'false', '--worker', fix, '--approve', 'auto']);
+    expect(run.status, run.stdout + run.stderr).toBe(EXIT.environment);
+    expect(run.stdout).not.toMatch(/attempt 2/);
+    const errors = run.stderr.split('\n').filter((line) => line.startsWith('error:'));
+    expect(errors).toEqual([expect.stringMatching(/setup "false" exited with 1\. .*nothing was retried/)]);
+    expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toContain('a - b');
+  });
+
+  it('CONTROL: the same failing setup is retried when the patch changes package.json (its failure may be the patch’s)', () => {
+    const box = makeRepo(WITH_LOCKFILE);
+    const run = crustcore(box, [
+      'run',
+      '--goal',
+      'fix',
+      '--setup',
+      'false',
+      '--worker',
+      `sh -c "echo >> package.json"`,
+      '--max-revisits',
+      '1',
+      '--approve',
+      'auto',
+      '--json',
+    ]);
+    expect(run.status, run.stdout + run.stderr).toBe(EXIT.verifyFailed);
+    expect(run.json?.attempts).toBe(2);
+  });
+
   it('a deterministic worker that proposes the same failing patch again is not retried', () => {
     const box = makeRepo(NODE_REPO);
     const run = crustcore(box, [

@@ -110,6 +110,11 @@ export type VerifyOutcome =
       readonly failingTests: readonly string[];
       readonly firstError: string | null;
       readonly commands: readonly CommandRecord[];
+      /**
+       * Set when no other attempt could get further: the environment could not be set up and the
+       * patch changes none of the files it is set up from. The task stops with this reason.
+       */
+      readonly environmentBlocked?: string;
     };
 
 export interface Verifier {

@@ -564,6 +564,13 @@ export class TaskLoop {
     const outcome = await this.#ports.verifier.verify(patchHash, this.#abort.signal);
     await this.#commandEvents(outcome.commands);
     if (this.#finished !== null) return [];
+    if (outcome.kind === 'failed' && outcome.environmentBlocked !== undefined) {
+      // Not a rejection to revisit: every attempt would meet the same environment.
+      this.#verifyFailed = true;
+      this.#stoppedEarly = { kind: 'environment', reason: outcome.environmentBlocked };
+      const reason = 'environment: the verify environment cannot be set up';
+      return [{ kind: 'TaskFailed', taskId, reason, detail: outcome.environmentBlocked.slice(0, 3_000) }];
+    }
     if (outcome.kind === 'failed') {
       this.#verifyFailed = true;
       if (!this.#rejectedPatches.has(patchHash)) this.#rejectedPatches.set(patchHash, this.#attempts);

@@ -520,13 +520,19 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     const commands: CommandRecord[] = baselineCommand === null ? [] : [baselineCommand];
     if (outcome._tag === 'Left') {
       const e = outcome.left;
+      const summary = describeIntegrateError(e);
       return {
         kind: 'failed',
         category: `verify-${e._tag}`,
-        summary: describeIntegrateError(e),
+        summary,
         failingTests: [],
         firstError: null,
         commands,
+        ...(e._tag === 'EnvironmentFailed' && !changesEnvironmentInputs(patch)
+          ? {
+              environmentBlocked: `${summary}. The patch changes no dependency file, so another attempt would meet the same environment: nothing was retried`,
+            }
+          : {}),
       };
     }
     const run = outcome.right.run;
@@ -634,3 +640,10 @@ export class VerifySession implements Workspace, Attempts, Verifier, Integrator 
     };
   }
 }
+
+/** Classes of the files an environment is set up from (manifests, lockfiles, package-manager config). */
+const ENVIRONMENT_INPUT_CLASSES: ReadonlySet<string> = new Set(['lockfile', 'config', 'package-manager-config']);
+
+/** Whether the patch touches what the environment is set up from: then its failure may be the patch's. */
+const changesEnvironmentInputs = (patch: UnverifiedPatch): boolean =>
+  patch.files.some((file) => ENVIRONMENT_INPUT_CLASSES.has(file.fileClass));
