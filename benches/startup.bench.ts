@@ -2,7 +2,7 @@
  * CLI start-up (issue #17: "start-up ≤ 1.1× node"). Spawns the built CLI the
  * way a person runs it — `crustcore --version`, `--help`, `<cmd> --help`, an
  * unknown command — through the bin (crustcore.cjs) and the ES module entry
- * (crustcore.js), and crustcore-nano, each against `node -e 0` spawned in
+ * (crustcore.js), crustcore-nano and the single executable, each against `node -e 0` spawned in
  * the same rounds (see sampleInterleaved). An empty ES module
  * is the floor any ESM entry pays on top of `node -e 0` (the ESM loader); an
  * empty CommonJS file the floor of the bin.
@@ -11,8 +11,8 @@
  * `node --conditions=source --import tsx benches/startup.bench.ts [iterations]`
  * (default 24 rounds); build first (scripts/setup.sh).
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type BenchRow, ratio, report } from './harness.js';
@@ -22,6 +22,10 @@ const DIST = resolve(import.meta.dirname, '../packages/crustcore/dist');
 const BIN = join(DIST, 'crustcore.cjs');
 const ESM = join(DIST, 'crustcore.js');
 const NANO = join(DIST, 'crustcore-nano.js');
+// The single executable (docs/single-executable.md), with its start-up snapshot: built here when missing.
+const SEA = join(DIST, 'sea', 'crustcore');
+if (!existsSync(SEA))
+  execFileSync(process.execPath, [resolve(import.meta.dirname, '../scripts/sea.mjs')], { stdio: 'ignore' });
 const scratch = mkdtempSync(join(tmpdir(), 'crustcore-bench-startup-'));
 const EMPTY_MODULE = join(scratch, 'empty.mjs');
 writeFileSync(EMPTY_MODULE, '');
@@ -51,6 +55,8 @@ const SUBJECTS: readonly Subject[] = [
   { name: 'crustcore.js --help (ESM entry)', argv: node(ESM, '--help'), status: 0 },
   { name: 'crustcore-nano --version', argv: node(NANO, '--version'), status: 0 },
   { name: 'crustcore-nano --help', argv: node(NANO, '--help'), status: 0 },
+  { name: 'single executable --version', argv: [SEA, '--version'], status: 0 },
+  { name: 'single executable --help', argv: [SEA, '--help'], status: 0 },
 ];
 
 function spawnOnce(subject: Subject): void {

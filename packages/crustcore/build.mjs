@@ -18,19 +18,7 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { basename, dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
-
-const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
-const packs = [
-  '@crustcore/net',
-  '@crustcore/agent',
-  '@crustcore/workers',
-  '@crustcore/state',
-  '@crustcore/mcp',
-  '@crustcore/mcp-gateway',
-  '@crustcore/secrets',
-  '@crustcore/index',
-  '@crustcore/memory',
-];
+import { eagerInNano, packs, pkg } from './build-shared.mjs';
 
 const common = {
   entryPoints: ['src/bin.ts'],
@@ -47,26 +35,19 @@ const common = {
   logLevel: 'warning',
 };
 
-// Nano is one file: there a lazily loaded module only adds esbuild's wrappers (to it and to
-// everything it imports), so nano imports up front what the full CLI loads on demand: each
-// module named here is replaced by its `-eager.ts` twin, which exports the same names.
-const EAGER_IN_NANO = /^\.\/(?:[\w-]+\/)*(?:core-table|crash-redactor)\.js$/;
-const eagerInNano = {
-  name: 'eager-in-nano',
-  setup(build) {
-    build.onResolve({ filter: EAGER_IN_NANO }, (args) => ({
-      path: join(args.resolveDir, args.path.replace(/\.js$/, '-eager.ts')),
-    }));
-  },
-};
-
 const nano = await build({
   ...common,
   plugins: [eagerInNano],
   outfile: 'dist/crustcore-nano.js',
   conditions: ['source'],
   external: packs,
-  define: { CRUSTCORE_VERSION: JSON.stringify(pkg.version), 'globalThis.CRUSTCORE_NANO': 'true' },
+  define: {
+    CRUSTCORE_VERSION: JSON.stringify(pkg.version),
+    'globalThis.CRUSTCORE_NANO': 'true',
+    // Not the single executable (scripts/sea.mjs): its code for finding node and its bridge drop out.
+    'globalThis.CRUSTCORE_SEA': 'false',
+    'globalThis.CRUSTCORE_SETUP_BRIDGE_SOURCE': 'undefined',
+  },
 });
 writeFileSync('dist/meta.json', JSON.stringify(nano.metafile));
 

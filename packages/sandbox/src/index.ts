@@ -31,6 +31,7 @@ export {
   SANDBOX_HOME,
 } from './mount/extra-bind.js';
 export { defaultSandboxPath, ETC_ENTRIES } from './mount/host-layout.js';
+export { scriptNodeBinary } from './mount/node-binary.js';
 export { resolveWorkerProgram, type WorkerHost, type WorkerProgram } from './mount/worker-program.js';
 export { shellUse } from './policy/shell-detection.js';
 export {

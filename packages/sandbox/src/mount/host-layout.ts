@@ -4,8 +4,9 @@
  * running Node binary when it lives outside them. Never the whole root: that
  * would expose ~/.ssh, the host HOME and every secret under /etc.
  */
-import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import { scriptNodeBinary } from './node-binary.js';
 import { isInside } from './path-shape.js';
 
 /** One mount that mirrors the host layout. */
@@ -94,7 +95,8 @@ export function systemMounts(): readonly SystemMount[] {
  * inside; null when /usr already covers it.
  */
 export function nodeInstallPrefix(): string | null {
-  const binary = realpathSync(process.execPath);
+  const binary = scriptNodeBinary();
+  if (binary === null) return null;
   const binDirectory = dirname(binary);
   if (SYSTEM_ROOTS.some((root) => isInside(binary, root))) return null;
   return basename(binDirectory) === 'bin' ? dirname(binDirectory) : binDirectory;
@@ -103,9 +105,9 @@ export function nodeInstallPrefix(): string | null {
 /** PATH inside the sandbox when the caller gives none. */
 export function defaultSandboxPath(): string {
   const entries = ['/usr/local/bin', '/usr/bin', '/bin', '/usr/sbin', '/sbin'];
-  const prefix = nodeInstallPrefix();
-  if (prefix !== null) {
-    const nodeBin = dirname(realpathSync(process.execPath));
+  const binary = nodeInstallPrefix() === null ? null : scriptNodeBinary();
+  if (binary !== null) {
+    const nodeBin = dirname(binary);
     if (!entries.includes(nodeBin)) entries.unshift(nodeBin);
   }
   return entries.filter((entry) => existsSync(entry)).join(':');

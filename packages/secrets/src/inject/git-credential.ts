@@ -15,6 +15,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { err, ok, type Result } from '@crustcore/kernel';
+import { scriptNodeBinary } from '@crustcore/sandbox';
 import type { SecretHandle } from '../handle.js';
 import type { SecretMaterial } from '../material.js';
 
@@ -193,7 +194,7 @@ process.stdin.on('end', () => {
 export interface GitCredentialBrokerOptions {
   readonly rules: readonly GitCredentialRule[];
   readonly resolve: ResolveSecret;
-  /** Node binary for the helper; default process.execPath. */
+  /** Node binary for the helper; default the one that runs scripts (scriptNodeBinary). */
   readonly nodePath?: string;
   readonly onDecision?: (decision: GitCredentialDecision) => void;
 }
@@ -245,7 +246,7 @@ export async function startGitCredentialBroker(options: GitCredentialBrokerOptio
     server.once('error', reject);
     server.listen(socketPath, resolve);
   });
-  const helper = `!${shellQuote(options.nodePath ?? process.execPath)} ${shellQuote(helperPath)} ${shellQuote(socketPath)}`;
+  const helper = `!${shellQuote(options.nodePath ?? scriptNodeBinary() ?? process.execPath)} ${shellQuote(helperPath)} ${shellQuote(socketPath)}`;
   return {
     helper,
     gitConfigArgs: [

@@ -6,12 +6,12 @@
  * CrustCore-owned npm cache, install scripts off unless a person approved
  * them. A success is renamed into the content-addressed setup cache.
  */
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { err, ok, type Result } from '@crustcore/kernel';
-import { mintSandboxExecCap, runSandboxed, SETUP_PROXY_PORT } from '@crustcore/sandbox';
+import { mintSandboxExecCap, runSandboxed, SETUP_PROXY_PORT, scriptNodeBinary } from '@crustcore/sandbox';
 import type { NodeEcosystem } from './ecosystems.js';
 import { type ProgressSink, withProgress } from './progress.js';
 import { originOf, startRegistryProxy } from './registry-proxy.js';
@@ -68,8 +68,18 @@ export function defaultSetupArgv(ecosystem: NodeEcosystem, allowInstallScripts: 
   return allowInstallScripts ? ['npm', 'ci'] : ['npm', 'ci', '--ignore-scripts'];
 }
 
-/** Host path of assets/setup-bridge.mjs, from the source tree or the build. */
-function bridgeScriptPath(): string {
+/**
+ * Host path of the setup bridge. The single executable carries its text (it has no files beside
+ * it): written into this run's private directory. Otherwise assets/setup-bridge.mjs, from the
+ * source tree or the build.
+ */
+function bridgeScriptPath(runDir: string): string {
+  const embedded = (globalThis as { CRUSTCORE_SETUP_BRIDGE_SOURCE?: string }).CRUSTCORE_SETUP_BRIDGE_SOURCE;
+  if (typeof embedded === 'string') {
+    const path = join(runDir, 'setup-bridge.mjs');
+    writeFileSync(path, embedded, { mode: 0o600, flag: 'wx' });
+    return path;
+  }
   const here = dirname(fileURLToPath(import.meta.url));
   const candidates = [
     join(here, '..', '..', 'assets', 'setup-bridge.mjs'),
@@ -205,6 +215,8 @@ export async function runSetupSandbox(run: SetupSandboxRun): Promise<SetupSandbo
   });
   const origin = originOf(run.registryUrl);
   if (origin === null) return failed(`the npm registry "${run.registryUrl}" is not an http(s) URL`);
+  const node = scriptNodeBinary();
+  if (node === null) return failed('there is no node on PATH to run it with: install Node, or pass --no-environment');
   // Unix socket paths are short (108 bytes): the proxy's directory lives under the system temp dir.
   const socketDir = mkdtempSync(join(tmpdir(), 'crustcore-setup-'));
   try {
@@ -215,20 +227,13 @@ export async function runSetupSandbox(run: SetupSandboxRun): Promise<SetupSandbo
       const cap = mintSandboxExecCap('setup', {
         extraBinds: [
           { source: socketDir, target: SANDBOX_PROXY_DIR, mode: 'read-only' },
-          { source: bridgeScriptPath(), target: SANDBOX_BRIDGE, mode: 'read-only' },
+          { source: bridgeScriptPath(socketDir), target: SANDBOX_BRIDGE, mode: 'read-only' },
           { source: run.cacheDir, target: SANDBOX_NPM_CACHE, mode: 'read-write' },
         ],
       });
       if (cap._tag === 'Left') return failed(`setup sandbox: ${cap.left.message}`);
       const result = await runSandboxed(cap.right, {
-        argv: [
-          realpathSync(process.execPath),
-          SANDBOX_BRIDGE,
-          String(SETUP_PROXY_PORT),
-          `${SANDBOX_PROXY_DIR}/registry.sock`,
-          '--',
-          ...run.argv,
-        ],
+        argv: [node, SANDBOX_BRIDGE, String(SETUP_PROXY_PORT), `${SANDBOX_PROXY_DIR}/registry.sock`, '--', ...run.argv],
         worktreeRoot: run.treeDir,
         cwd: run.treeDir,
         env: {
