@@ -86,7 +86,7 @@ async function endToEnd(name: WorkerCliName): Promise<EndToEnd> {
   const input = workerInput(`bench-${name}`, { maxSeconds: 120 });
   const prompt = workerPrompt(input, workspace.worktree.path);
   const bareHome = join(scratch, 'home');
-  const setup = { modelOrigin: model.origin, home: bareHome, model: null };
+  const setup = { modelOrigin: model.origin, home: bareHome, model: null, mcpServers: [] };
   const bare = async (): Promise<number> => {
     rmSync(bareHome, { recursive: true, force: true });
     mkdirSync(bareHome, { recursive: true });

@@ -12,7 +12,7 @@ export { describeDecodeErrors, type GatewayError } from './errors.js';
 export type { GatewayCore } from './gateway/gateway-core.js';
 export { GATEWAY_DEFAULTS, McpGateway } from './gateway/mcp-gateway.js';
 export type { GatewayOptions } from './gateway/mcp-gateway-options.js';
-export { type GatewaySetup, registryGatewayFactory } from './gateway/registry-gateway.js';
+export { type GatewaySetup, registryGatewayFactory, workerMcpServers } from './gateway/registry-gateway.js';
 export { renderResult, type ShapedResult, shapeResult } from './gateway/result-shaping.js';
 export {
   callOperation,
@@ -21,6 +21,13 @@ export {
   parseGatewayToolName,
   SEARCH_TOOL,
 } from './gateway/tool-names.js';
+export {
+  approvedTools,
+  callThroughGate,
+  serveWorkerEndpoint,
+  type WorkerEndpoint,
+  type WorkerEndpointOptions,
+} from './gateway/worker-endpoint.js';
 export { canonicalJson } from './pins/canonical-json.js';
 export {
   approveTools,

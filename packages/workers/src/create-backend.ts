@@ -14,7 +14,12 @@ import type { ModelRequestRecord } from './proxy/model-proxy.js';
 import type { RequestPolicy } from './proxy/request-policy.js';
 import type { ModelPricing, PriceForModel } from './proxy/usage.js';
 import { CLAUDE_SPEC, CODEX_SPEC, WORKER_CLI_SPECS } from './run/cli-specs.js';
-import { type WorkerBackendOptions, WorkerCliBackend, type WorkerRunReport } from './run/worker-backend.js';
+import {
+  type WorkerBackendOptions,
+  WorkerCliBackend,
+  type WorkerMcpServer,
+  type WorkerRunReport,
+} from './run/worker-backend.js';
 
 /** Codex CLI (`codex exec --json`) as a backend. */
 export class CodexBackend extends WorkerCliBackend {
@@ -55,6 +60,8 @@ export interface WorkersContext {
   readonly onRunReport?: (report: WorkerRunReport) => void | Promise<void>;
   /** A specific native CLI executable instead of the installed package. */
   readonly cliExecutable?: string;
+  /** The user's MCP servers the worker may use, through CrustCore's gateway (`run --mcp NAME`). */
+  readonly mcpServers?: readonly WorkerMcpServer[];
 }
 
 /** A setup problem the user can fix; `fix` says how. */
@@ -135,6 +142,7 @@ export async function createBackend(name: WorkerCliName, context: WorkersContext
     ...optional('redactor', context.redactor),
     ...optional('onModelRequest', context.onModelRequest),
     ...optional('onRunReport', context.onRunReport),
+    ...optional('mcpServers', context.mcpServers),
   };
   return name === 'codex' ? new CodexBackend(options) : new ClaudeBackend(options);
 }

@@ -5,7 +5,7 @@
  * proxy that holds the key, and its result is whatever git sees in the
  * worktree. See docs/workers.md.
  */
-export { BRIDGE_SCRIPT_PATH } from './bridge-script.js';
+export { BRIDGE_SCRIPT_PATH, MCP_BRIDGE_SCRIPT_PATH } from './bridge-script.js';
 export {
   CLAUDE_OAUTH_BETA,
   type ClaudeSignIn,
@@ -87,6 +87,7 @@ export {
   PLACEHOLDER_API_KEY,
   WORKER_CLI_SPECS,
   type WorkerCliSpec,
+  type WorkerMcpCommand,
   type WorkerSetup,
 } from './run/cli-specs.js';
 export {
@@ -94,6 +95,7 @@ export {
   SANDBOX_LAYOUT,
   type WorkerBackendOptions,
   WorkerCliBackend,
+  type WorkerMcpServer,
   type WorkerRunReport,
 } from './run/worker-backend.js';
 export { readClaudeEvents, readCodexEvents, type WorkerActivity } from './run/worker-events.js';

@@ -16,7 +16,9 @@ export type ScriptStep =
   /** Ask the worker to run a shell command. */
   | { readonly kind: 'shell'; readonly command: string }
   /** End the turn with this text. */
-  | { readonly kind: 'message'; readonly text: string };
+  | { readonly kind: 'message'; readonly text: string }
+  /** Call a tool by the name the CLI gives it (an MCP tool: `mcp__SERVER__TOOL` in both CLIs). */
+  | { readonly kind: 'tool'; readonly name: string; readonly arguments: Readonly<Record<string, unknown>> };
 
 export interface CapturedRequest {
   readonly method: string;
@@ -59,9 +61,8 @@ function textOf(value: unknown): string {
 function openAiOutputs(body: { input?: unknown }): string[] {
   const input = Array.isArray(body.input) ? body.input : [];
   return input
-    .filter(
-      (item): item is { type: string; output: unknown } =>
-        (item as { type?: unknown })?.type === 'function_call_output',
+    .filter((item): item is { type: string; output: unknown } =>
+      ['function_call_output', 'custom_tool_call_output'].includes(String((item as { type?: unknown })?.type)),
     )
     .map((item) => textOf(item.output));
 }
@@ -76,22 +77,31 @@ function openAiTurn(step: ScriptStep, index: number): { type: string }[] {
   };
   const id = `resp_${index}`;
   const item =
-    step.kind === 'shell'
+    step.kind === 'tool'
       ? {
-          type: 'function_call',
-          id: `fc_${index}`,
+          // Codex defers MCP tools to its code mode: a script for its `exec` tool calls them on `tools`.
+          type: 'custom_tool_call',
+          id: `ctc_${index}`,
           call_id: `call_${index}`,
-          name: 'exec_command',
-          // Plain pipes, no login shell, and long enough to let the command finish in one call.
-          arguments: JSON.stringify({ cmd: step.command, tty: false, login: false, yield_time_ms: 30_000 }),
+          name: 'exec',
+          input: `text(JSON.stringify(await tools.${step.name}(${JSON.stringify(step.arguments)})));`,
         }
-      : {
-          type: 'message',
-          id: `msg_${index}`,
-          role: 'assistant',
-          status: 'completed',
-          content: [{ type: 'output_text', text: step.text, annotations: [] }],
-        };
+      : step.kind === 'shell'
+        ? {
+            type: 'function_call',
+            id: `fc_${index}`,
+            call_id: `call_${index}`,
+            name: 'exec_command',
+            // Plain pipes, no login shell, and long enough to let the command finish in one call.
+            arguments: JSON.stringify({ cmd: step.command, tty: false, login: false, yield_time_ms: 30_000 }),
+          }
+        : {
+            type: 'message',
+            id: `msg_${index}`,
+            role: 'assistant',
+            status: 'completed',
+            content: [{ type: 'output_text', text: step.text, annotations: [] }],
+          };
   return [
     { type: 'response.created', response: { id, status: 'in_progress' } } as { type: string },
     { type: 'response.output_item.added', output_index: 0, item } as { type: string },
@@ -134,7 +144,20 @@ function anthropicTurn(step: ScriptStep, index: number): { type: string }[] {
       },
     } as { type: string },
   ];
-  if (step.kind === 'shell') {
+  if (step.kind === 'tool') {
+    events.push(
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'tool_use', id: `toolu_${index}`, name: step.name, input: {} },
+      } as { type: string },
+      {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify(step.arguments) },
+      } as { type: string },
+    );
+  } else if (step.kind === 'shell') {
     events.push(
       {
         type: 'content_block_start',
@@ -160,7 +183,7 @@ function anthropicTurn(step: ScriptStep, index: number): { type: string }[] {
     { type: 'content_block_stop', index: 0 } as { type: string },
     {
       type: 'message_delta',
-      delta: { stop_reason: step.kind === 'shell' ? 'tool_use' : 'end_turn', stop_sequence: null },
+      delta: { stop_reason: step.kind === 'message' ? 'end_turn' : 'tool_use', stop_sequence: null },
       usage: { output_tokens: SCRIPTED_USAGE.outputTokens },
     } as { type: string },
     { type: 'message_stop' },

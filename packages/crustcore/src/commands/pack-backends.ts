@@ -45,7 +45,13 @@ interface BackendFactoryModule {
 async function workersContext(name: string, context: PackBackendContext): Promise<Record<string, unknown>> {
   const pricing = await workerPricing(context);
   const apiKey = await vaultKeyFor(name, context);
+  // Behind a guarded import, so nano (which refuses pack backends anyway) carries none of it.
+  const mcpServers =
+    (globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO !== true
+      ? await (await import('./worker-mcp.js')).workerMcpServers(context)
+      : undefined;
   return {
+    ...(mcpServers === undefined ? {} : { mcpServers }),
     ...(pricing === undefined ? {} : { pricing }),
     ...(apiKey === undefined ? {} : { apiKey }),
     workerCap: context.workerCap,

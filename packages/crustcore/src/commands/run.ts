@@ -120,7 +120,20 @@ function packOptionsOf(values: Readonly<Record<string, unknown>>, cwd: string): 
   set('resume', text('resume'));
   set('thinking', text('thinking'));
   set('maxTurns', text('max-turns'));
+  set('mcp', text('mcp'));
   return options;
+}
+
+/** Options only some backends take: given to another, a usage error instead of being ignored. */
+function refuseOptionsOfOtherBackends(values: Readonly<Record<string, unknown>>, backendName: string): void {
+  const nativeOnly = (['resume', 'thinking', 'max-turns'] as const).filter((name) => values[name] !== undefined);
+  if (nativeOnly.length > 0 && backendName !== 'native')
+    throw new UsageError(`${nativeOnly.map((name) => `--${name}`).join(', ')}: only the native agent takes this`);
+  // The native agent meets every registered server through the gateway's meta-tools; a worker CLI only those named.
+  if (values.mcp !== undefined && backendName !== 'codex' && backendName !== 'claude')
+    throw new UsageError(
+      '--mcp NAME,…: only --backend codex|claude takes this (the native agent finds servers itself)',
+    );
 }
 
 const RUN_OPTIONS = {
@@ -144,6 +157,7 @@ const RUN_OPTIONS = {
   resume: { type: 'string' },
   thinking: { type: 'string' },
   'max-turns': { type: 'string' },
+  mcp: { type: 'string' },
   setup: { type: 'string' },
   'allow-install-scripts': { type: 'boolean', default: false },
   'no-environment': { type: 'boolean', default: false },
@@ -266,9 +280,7 @@ export const runCommand: Command = {
       throw new UsageError(`unknown backend "${backendName}"; choose ${['external', ...PACK_BACKENDS].join(', ')}`);
     }
     const workerArgv = values.worker === undefined ? null : argvOption('worker', values.worker);
-    const nativeOnly = (['resume', 'thinking', 'max-turns'] as const).filter((name) => values[name] !== undefined);
-    if (nativeOnly.length > 0 && backendName !== 'native')
-      throw new UsageError(`${nativeOnly.map((name) => `--${name}`).join(', ')}: only the native agent takes this`);
+    refuseOptionsOfOtherBackends(values, backendName);
     // The native agent's model is set up before any worktree exists (nano has no native agent).
     if (backendName === 'native' && (globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO !== true)
       await (await import('./native-preflight.js')).preflightNativeModel(

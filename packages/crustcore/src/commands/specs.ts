@@ -16,7 +16,7 @@ export const runSpec: CommandSpec = {
   summary:
     'run one task: a backend proposes a patch, CrustCore verifies it in a sandbox, then applies it with approval',
   usage:
-    'crustcore run --dir DIR --goal TEXT [--verify ARGV] [--worker ARGV | --backend NAME] [--approve auto|ask|deny] [--commit] [--max-revisits N] [--timeout SECONDS] [--profile readonly|supervised|full] [--ref REF] [--setup ARGV] [--allow-install-scripts] [--no-environment] [--no-memory] [--database-url URL] [--json | --output-format text|json|stream-json]\n       native agent: [--model PROVIDER/MODEL] [--models-config FILE] [--thinking off|low|medium|high] [--max-turns N] [--resume ID|latest] [--replay FILE] [--record FILE]',
+    'crustcore run --dir DIR --goal TEXT [--verify ARGV] [--worker ARGV | --backend NAME] [--approve auto|ask|deny] [--commit] [--max-revisits N] [--timeout SECONDS] [--profile readonly|supervised|full] [--ref REF] [--setup ARGV] [--allow-install-scripts] [--no-environment] [--no-memory] [--database-url URL] [--json | --output-format text|json|stream-json]\n       codex|claude: [--model MODEL] [--mcp NAME,…]\n       native agent: [--model PROVIDER/MODEL] [--models-config FILE] [--thinking off|low|medium|high] [--max-turns N] [--resume ID|latest] [--replay FILE] [--record FILE]',
 };
 
 export const inspectSpec: CommandSpec = {

@@ -6,10 +6,12 @@
  * opened only unattended (a key file); without it, servers that need a
  * credential say so when the model asks for them.
  */
-import { type ExtraToolsFactory, wrapUntrusted } from '@crustcore/agent';
+import { type ExtraToolsFactory, type ToolGate, wrapUntrusted } from '@crustcore/agent';
 import { openUnattendedVault, Redactor } from '@crustcore/secrets';
 import { readRegistry, registryPath } from '../registry/registry-store.js';
+import type { RegistryFile } from '../registry/server-record.js';
 import { McpGateway } from './mcp-gateway.js';
+import { serveWorkerEndpoint } from './worker-endpoint.js';
 
 export interface GatewaySetup {
   readonly home: string;
@@ -19,15 +21,17 @@ export interface GatewaySetup {
 }
 
 export async function registryGatewayFactory(setup: GatewaySetup): Promise<ExtraToolsFactory | undefined> {
+  return gatewayFactory(setup);
+}
+
+const usableIn = (record: RegistryFile['servers'][number], repository: string): boolean =>
+  record.trust === 'trusted' && (record.repositories.includes('*') || record.repositories.includes(repository));
+
+async function gatewayFactory(setup: GatewaySetup): Promise<((worktree: string) => McpGateway) | undefined> {
   const path = registryPath(setup.home);
   const first = readRegistry(path);
   if (first._tag === 'Left') return undefined;
-  const usable = first.right.servers.some(
-    (record) =>
-      record.trust === 'trusted' &&
-      (record.repositories.includes('*') || record.repositories.includes(setup.repository)),
-  );
-  if (!usable) return undefined;
+  if (!first.right.servers.some((record) => usableIn(record, setup.repository))) return undefined;
   const { vault } = await openUnattendedVault(setup.home, setup.env);
   let last = first.right;
   // Re-read on use so a person's `crustcore mcp approve` counts in a running task; a bad file keeps the last good one.
@@ -45,4 +49,55 @@ export async function registryGatewayFactory(setup: GatewaySetup): Promise<Extra
       redactor: new Redactor(),
       wrap: wrapUntrusted,
     });
+}
+
+/** A server a worker may use, in the shape the workers pack takes (the packs do not import each other). */
+export interface WorkerMcpServerSpec {
+  readonly name: string;
+  readonly serve: (socketPath: string, worktree: string) => Promise<{ close(): Promise<void> }>;
+}
+
+/** Why `name` cannot be given to a worker here, with what to do; null when it can. */
+function unusableBecause(registry: RegistryFile, name: string, repository: string): string | null {
+  const record = registry.servers.find((candidate) => candidate.name === name);
+  if (record === undefined)
+    return `no MCP server named ${JSON.stringify(name.slice(0, 64))} is registered (crustcore mcp list)`;
+  if (record.trust !== 'trusted') return `the MCP server ${name} is not approved yet (crustcore mcp approve ${name})`;
+  if (!Object.values(record.tools).some((pin) => pin.policy !== 'deny'))
+    return `the MCP server ${name} has no approved tool yet (crustcore mcp approve ${name})`;
+  if (!usableIn(record, repository))
+    return `the MCP server ${name} is not allowed for ${repository} (crustcore mcp add ${name} … --repo ${repository})`;
+  return null;
+}
+
+/**
+ * The servers `crustcore run --backend codex|claude --mcp NAME,…` gives the worker: each served for
+ * one run by a gateway of its own, whose calls go through `gate` (the task's kernel). A name that is
+ * not a trusted server allowed for this repository is refused before the task starts.
+ */
+export async function workerMcpServers(
+  setup: GatewaySetup & { readonly names: readonly string[]; readonly gate: ToolGate },
+): Promise<{ readonly servers: readonly WorkerMcpServerSpec[] } | { readonly problem: string }> {
+  const read = readRegistry(registryPath(setup.home));
+  if (read._tag === 'Left') return { problem: `the MCP registry cannot be read: ${read.left.message}` };
+  for (const name of setup.names) {
+    const problem = unusableBecause(read.right, name, setup.repository);
+    if (problem !== null) return { problem };
+  }
+  const factory = await gatewayFactory(setup);
+  if (factory === undefined) return { problem: 'no MCP server is usable for this repository (crustcore mcp list)' };
+  const servers = setup.names.map((name) => ({
+    name,
+    serve: async (socketPath: string, worktree: string) => {
+      const gateway = factory(worktree);
+      const endpoint = await serveWorkerEndpoint(socketPath, { gateway, server: name, gate: setup.gate });
+      return {
+        close: async () => {
+          await endpoint.close();
+          await gateway.close();
+        },
+      };
+    },
+  }));
+  return { servers };
 }

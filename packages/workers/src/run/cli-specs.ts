@@ -26,6 +26,36 @@ export interface WorkerSetup {
   readonly home: string;
   /** Model name, or null for the CLI's default. */
   readonly model: string | null;
+  /** MCP servers the CLI may use: each a stdio command inside the sandbox (CrustCore's bridge to its gateway). */
+  readonly mcpServers: readonly WorkerMcpCommand[];
+}
+
+/** How a worker CLI starts one MCP server (its name is the user's registered server's). */
+export interface WorkerMcpCommand {
+  readonly name: string;
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
+/** Codex's config for each MCP server; tool calls may take as long as the gateway lets them. */
+function codexMcpSections(servers: readonly WorkerMcpCommand[]): string[] {
+  return servers.flatMap((server) => [
+    `[mcp_servers.${server.name}]`,
+    `command = ${tomlString(server.command)}`,
+    `args = [${server.args.map(tomlString).join(', ')}]`,
+    'startup_timeout_sec = 30',
+    'tool_timeout_sec = 600',
+    '',
+  ]);
+}
+
+/** Claude Code's `--mcp-config` for the servers (with --strict-mcp-config, the only ones it loads). */
+function claudeMcpArguments(servers: readonly WorkerMcpCommand[]): string[] {
+  if (servers.length === 0) return [];
+  const mcpServers = Object.fromEntries(
+    servers.map((server) => [server.name, { type: 'stdio', command: server.command, args: [...server.args] }]),
+  );
+  return ['--mcp-config', JSON.stringify({ mcpServers })];
 }
 
 export interface WorkerCliSpec {
@@ -78,6 +108,7 @@ export const CODEX_SPEC: WorkerCliSpec = {
       '[analytics]',
       'enabled = false',
       '',
+      ...codexMcpSections(setup.mcpServers),
     ];
     return { '.codex/config.toml': lines.join('\n') };
   },
@@ -125,11 +156,13 @@ export const CLAUDE_SPEC: WorkerCliSpec = {
     '--setting-sources',
     'user',
     '--strict-mcp-config',
+    ...claudeMcpArguments(setup.mcpServers),
     '--no-session-persistence',
     '--permission-prompts',
     'none',
     '--allowedTools',
-    CLAUDE_ALLOWED_TOOLS.join(','),
+    // A server's tools without asking: CrustCore's gateway and kernel decide each call.
+    [...CLAUDE_ALLOWED_TOOLS, ...setup.mcpServers.map((server) => `mcp__${server.name}`)].join(','),
     '--disallowedTools',
     CLAUDE_DENIED_TOOLS.join(','),
     ...(setup.model === null ? [] : ['--model', setup.model]),

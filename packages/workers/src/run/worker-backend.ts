@@ -38,13 +38,13 @@ import {
   type WorkerInput,
   workerRunHooks,
 } from '@crustcore/verify';
-import { BRIDGE_SCRIPT_PATH } from '../bridge-script.js';
+import { BRIDGE_SCRIPT_PATH, MCP_BRIDGE_SCRIPT_PATH } from '../bridge-script.js';
 import { locateWorkerCli, type WorkerCli } from '../cli/locate-cli.js';
 import { bothBudgets, boundedModelBudget, type ModelBudget } from '../proxy/budget.js';
 import { type ModelCredentialKind, type ModelRequestRecord, startModelProxy } from '../proxy/model-proxy.js';
 import type { RequestPolicy } from '../proxy/request-policy.js';
 import type { ModelPricing, ModelUsage, PriceForModel } from '../proxy/usage.js';
-import { MODEL_NAME, type WorkerCliSpec, type WorkerSetup } from './cli-specs.js';
+import { MODEL_NAME, type WorkerCliSpec, type WorkerMcpCommand, type WorkerSetup } from './cli-specs.js';
 import { workerPrompt } from './worker-prompt.js';
 
 /** Where things appear inside the sandbox. */
@@ -58,7 +58,62 @@ export const SANDBOX_LAYOUT = Object.freeze({
   cli: '/crustcore/cli',
   /** Port the bridge listens on, in the sandbox's own network namespace (nothing else can bind it). */
   bridgePort: 47474,
+  /** The MCP bridge script and the directory of the MCP endpoints' sockets (both read-only). */
+  mcpBridge: '/crustcore/mcp-bridge.mjs',
+  mcpDirectory: '/crustcore/mcp',
 });
+
+/**
+ * One of the user's MCP servers a worker may use (`crustcore run --mcp NAME`). The worker never
+ * gets the server itself: `serve` puts CrustCore's gateway for it on a socket for one run, where
+ * each call is a kernel tool call.
+ */
+export interface WorkerMcpServer {
+  readonly name: string;
+  readonly serve: (socketPath: string, worktree: string) => Promise<{ close(): Promise<void> }>;
+}
+
+/** Names a worker CLI's config can hold as they are (a TOML bare key, a JSON key, a tool prefix). */
+const MCP_SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+interface McpEndpoints {
+  readonly commands: readonly WorkerMcpCommand[];
+  readonly binds: readonly { source: string; target: string; mode: 'read-only' }[];
+  close(): Promise<void>;
+}
+
+/** Starts the run's MCP endpoints in `directory` (bound read-only into the sandbox); none: nothing bound. */
+async function startMcpEndpoints(
+  servers: readonly WorkerMcpServer[],
+  directory: string,
+  worktree: string,
+): Promise<McpEndpoints | string> {
+  const open: { close(): Promise<void> }[] = [];
+  const close = async (): Promise<void> => {
+    for (const endpoint of open.splice(0)) await endpoint.close();
+  };
+  if (servers.length === 0) return { commands: [], binds: [], close };
+  mkdirSync(directory, { mode: 0o700 });
+  const node = realpathSync(process.execPath);
+  const commands: WorkerMcpCommand[] = [];
+  for (const server of servers) {
+    if (!MCP_SERVER_NAME.test(server.name)) {
+      await close();
+      return `the MCP server name ${JSON.stringify(server.name.slice(0, 64))} cannot be given to a worker`;
+    }
+    open.push(await server.serve(join(directory, `${server.name}.sock`), worktree));
+    commands.push({
+      name: server.name,
+      command: node,
+      args: [SANDBOX_LAYOUT.mcpBridge, `${SANDBOX_LAYOUT.mcpDirectory}/${server.name}.sock`],
+    });
+  }
+  const binds = [
+    { source: directory, target: SANDBOX_LAYOUT.mcpDirectory, mode: 'read-only' as const },
+    { source: MCP_BRIDGE_SCRIPT_PATH, target: SANDBOX_LAYOUT.mcpBridge, mode: 'read-only' as const },
+  ];
+  return { commands, binds, close };
+}
 
 /** Per-run hard cap on model requests, on top of any budget. */
 export const DEFAULT_MAX_MODEL_REQUESTS = 500;
@@ -111,6 +166,8 @@ export interface WorkerBackendOptions {
   readonly onRunReport?: (report: WorkerRunReport) => void | Promise<void>;
   /** Parent of the per-run scratch directory (default: the OS temp dir). */
   readonly scratchDirectory?: string;
+  /** The user's MCP servers this worker may use, each through CrustCore's gateway (none by default). */
+  readonly mcpServers?: readonly WorkerMcpServer[];
 }
 
 /** The fields whose value is defined (exact optional properties take no `undefined`). */
@@ -185,6 +242,29 @@ function keyRedactor(key: SecretMaterial): Redactor | string {
   return redactor;
 }
 
+/** A running model proxy (what `startModelProxy` gives on success). */
+type RunningProxy = Extract<Awaited<ReturnType<typeof startModelProxy>>, { _tag: 'Right' }>['right'];
+
+/** What the CLI's run needs once its endpoints and proxy are up. */
+interface LiveRun {
+  readonly mcp: McpEndpoints;
+  readonly setup: WorkerSetup;
+  readonly stop: AbortSignal;
+  readonly proxy: RunningProxy;
+  readonly budget: { readonly exhausted: boolean };
+}
+
+/** What one run has once its CLI, key and sandbox capability are settled. */
+interface WorkerRun {
+  readonly input: WorkerInput;
+  readonly context: BackendContext;
+  readonly cap: SandboxExecCap;
+  readonly cli: WorkerCli;
+  readonly key: SecretMaterial;
+  readonly redactor: Redactor;
+  readonly model: string | null;
+}
+
 export class WorkerCliBackend implements CodingBackend {
   readonly name: string;
   readonly #spec: WorkerCliSpec;
@@ -235,47 +315,65 @@ export class WorkerCliBackend implements CodingBackend {
     }
   }
 
-  async #runIn(
-    scratch: string,
-    run: {
-      readonly input: WorkerInput;
-      readonly context: BackendContext;
-      readonly cap: SandboxExecCap;
-      readonly cli: WorkerCli;
-      readonly key: SecretMaterial;
-      readonly redactor: Redactor;
-      readonly model: string | null;
-    },
-  ): Promise<BackendResult> {
-    const options = this.#options;
-    const spec = this.#spec;
-    const { input, context, cap, cli } = run;
-    // Three directories: HOME and the model socket are bound into the sandbox; the key socket never is.
-    const home = join(scratch, 'home');
-    const modelDirectory = join(scratch, 'model');
-    const keyDirectory = join(scratch, 'key');
-    for (const directory of [home, modelDirectory, keyDirectory]) mkdirSync(directory, { mode: 0o700 });
+  async #runIn(scratch: string, run: WorkerRun): Promise<BackendResult> {
+    // HOME and the model socket are bound into the sandbox; the key socket never is.
+    for (const directory of ['home', 'model', 'key']) mkdirSync(join(scratch, directory), { mode: 0o700 });
+    const mcp = await startMcpEndpoints(
+      this.#options.mcpServers ?? [],
+      join(scratch, 'mcp'),
+      run.context.worktree.path,
+    );
+    if (typeof mcp === 'string') return notRun(this.name, mcp);
+    try {
+      return await this.#runWithEndpoints(scratch, run, mcp);
+    } finally {
+      await mcp.close();
+    }
+  }
+
+  async #runWithEndpoints(scratch: string, run: WorkerRun, mcp: McpEndpoints): Promise<BackendResult> {
     const setup: WorkerSetup = {
       modelOrigin: `http://127.0.0.1:${SANDBOX_LAYOUT.bridgePort}`,
       home: SANDBOX_HOME,
       model: run.model,
+      mcpServers: mcp.commands,
     };
-    for (const [relative, text] of Object.entries(spec.homeFiles(setup))) {
-      const path = join(home, relative);
+    for (const [relative, text] of Object.entries(this.#spec.homeFiles(setup))) {
+      const path = join(scratch, 'home', relative);
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       writeFileSync(path, text, { mode: 0o600 });
     }
-
     const stop = new AbortController();
     const onAbort = (): void => stop.abort();
-    context.signal?.addEventListener('abort', onAbort, { once: true });
-    if (context.signal?.aborted === true) stop.abort();
-    let budgetExhausted = false;
+    const signal = run.context.signal;
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted === true) stop.abort();
+    const budget = { exhausted: false };
+    const proxy = await this.#startProxy(scratch, run, () => {
+      budget.exhausted = true;
+      stop.abort();
+    });
+    if (proxy._tag === 'Left') {
+      signal?.removeEventListener('abort', onAbort);
+      return notRun(this.name, `model proxy: ${proxy.left.message}`);
+    }
+    try {
+      return await this.#runCli(scratch, run, { mcp, setup, stop: stop.signal, proxy: proxy.right, budget });
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      await proxy.right.close();
+    }
+  }
+
+  /** The model proxy: a worker-facing socket (metered, no key) in front of the key-holding one. */
+  #startProxy(scratch: string, run: WorkerRun, onBudgetExhausted: () => void) {
+    const options = this.#options;
+    const spec = this.#spec;
     const runBudget = boundedModelBudget({ maxRequests: options.maxModelRequests ?? DEFAULT_MAX_MODEL_REQUESTS });
-    const proxy = await startModelProxy({
+    return startModelProxy({
       wire: spec.wire,
-      workerSocketPath: join(modelDirectory, 'model.sock'),
-      keySocketPath: join(keyDirectory, 'key.sock'),
+      workerSocketPath: join(scratch, 'model', 'model.sock'),
+      keySocketPath: join(scratch, 'key', 'key.sock'),
       upstream: options.upstream ?? spec.defaultUpstream,
       apiKey: run.key,
       credential: options.credential ?? 'api-key',
@@ -284,78 +382,68 @@ export class WorkerCliBackend implements CodingBackend {
       budget: options.budget === undefined ? runBudget : bothBudgets(runBudget, options.budget),
       maxRequests: options.maxModelRequests ?? DEFAULT_MAX_MODEL_REQUESTS,
       ...definedOnly({ pricing: options.pricing, policy: options.requestPolicy, onRequest: options.onModelRequest }),
-      onBudgetExhausted: () => {
-        budgetExhausted = true;
-        stop.abort();
-      },
+      onBudgetExhausted,
     });
-    if (proxy._tag === 'Left') {
-      context.signal?.removeEventListener('abort', onAbort);
-      return notRun(this.name, `model proxy: ${proxy.left.message}`);
-    }
-    try {
-      const minted = mintSandboxExecCap('worker', {
-        backend: 'bubblewrap',
-        limits: cap.limits,
-        environment: cap.environment,
-        extraBinds: [
-          { source: home, target: SANDBOX_HOME, mode: 'read-write' },
-          { source: modelDirectory, target: SANDBOX_LAYOUT.modelDirectory, mode: 'read-only' },
-          { source: BRIDGE_SCRIPT_PATH, target: SANDBOX_LAYOUT.bridge, mode: 'read-only' },
-          { source: cli.mountSource, target: SANDBOX_LAYOUT.cli, mode: 'read-only' },
-        ],
-      });
-      if (minted._tag === 'Left') return notRun(this.name, `sandbox: ${minted.left.message}`);
-      const argv: [string, ...string[]] = [
-        realpathSync(process.execPath),
-        SANDBOX_LAYOUT.bridge,
-        '--listen',
-        `127.0.0.1:${SANDBOX_LAYOUT.bridgePort}`,
-        '--socket',
-        SANDBOX_LAYOUT.modelSocket,
-        '--',
-        `${SANDBOX_LAYOUT.cli}/${cli.executableInMount}`,
-        ...spec.arguments(setup),
-      ];
-      const env = { ...spec.environment(setup), PATH: sandboxPath(cli) };
-      const profile = minted.right.profile;
-      const started = await runSandboxed(minted.right, {
-        argv,
-        worktreeRoot: context.worktree.path,
-        cwd: context.worktree.path,
-        env,
-        stdin: workerPrompt(input, context.worktree.path),
-        timeoutMs: Math.min(profile.maxTimeoutMs, Math.max(1000, Math.floor(input.maxSeconds * 1000))),
-        maxOutputBytes: Math.min(profile.maxOutputBytes, Math.max(0, Math.floor(input.maxOutputBytes))),
-        ...workerRunHooks(context, stop.signal),
-      });
-      await proxy.right.close();
-      if (started._tag === 'Left') return notRun(this.name, `sandbox refused the worker: ${started.left.message}`);
-      const result = this.#result(
-        argv.slice(argv.indexOf('--') + 1),
-        started.right,
-        await extractOutcome(input, context),
-        run.redactor,
-      );
-      const withBudget: BackendResult = budgetExhausted
-        ? { ...result, failure: 'model budget exhausted: the worker was stopped' }
-        : result;
-      await options.onRunReport?.({
-        backend: this.name,
-        argv,
-        env,
-        envDropped: started.right.envDropped,
-        homeDirectory: home,
-        modelRequests: proxy.right.requests(),
-        usage: proxy.right.usage(),
-        budgetExhausted,
-        credential: options.credential ?? 'api-key',
-      });
-      return withBudget;
-    } finally {
-      context.signal?.removeEventListener('abort', onAbort);
-      await proxy.right.close();
-    }
+  }
+
+  /** The CLI in the worker sandbox, behind the bridge; then the patch from the worktree. */
+  async #runCli(scratch: string, run: WorkerRun, live: LiveRun): Promise<BackendResult> {
+    const options = this.#options;
+    const spec = this.#spec;
+    const { input, context, cap, cli } = run;
+    const home = join(scratch, 'home');
+    const minted = mintSandboxExecCap('worker', {
+      backend: 'bubblewrap',
+      limits: cap.limits,
+      environment: cap.environment,
+      extraBinds: [
+        { source: home, target: SANDBOX_HOME, mode: 'read-write' },
+        { source: join(scratch, 'model'), target: SANDBOX_LAYOUT.modelDirectory, mode: 'read-only' },
+        { source: BRIDGE_SCRIPT_PATH, target: SANDBOX_LAYOUT.bridge, mode: 'read-only' },
+        { source: cli.mountSource, target: SANDBOX_LAYOUT.cli, mode: 'read-only' },
+        ...live.mcp.binds,
+      ],
+    });
+    if (minted._tag === 'Left') return notRun(this.name, `sandbox: ${minted.left.message}`);
+    const argv: [string, ...string[]] = [
+      realpathSync(process.execPath),
+      SANDBOX_LAYOUT.bridge,
+      '--listen',
+      `127.0.0.1:${SANDBOX_LAYOUT.bridgePort}`,
+      '--socket',
+      SANDBOX_LAYOUT.modelSocket,
+      '--',
+      `${SANDBOX_LAYOUT.cli}/${cli.executableInMount}`,
+      ...spec.arguments(live.setup),
+    ];
+    const env = { ...spec.environment(live.setup), PATH: sandboxPath(cli) };
+    const profile = minted.right.profile;
+    const started = await runSandboxed(minted.right, {
+      argv,
+      worktreeRoot: context.worktree.path,
+      cwd: context.worktree.path,
+      env,
+      stdin: workerPrompt(input, context.worktree.path),
+      timeoutMs: Math.min(profile.maxTimeoutMs, Math.max(1000, Math.floor(input.maxSeconds * 1000))),
+      maxOutputBytes: Math.min(profile.maxOutputBytes, Math.max(0, Math.floor(input.maxOutputBytes))),
+      ...workerRunHooks(context, live.stop),
+    });
+    await live.proxy.close();
+    if (started._tag === 'Left') return notRun(this.name, `sandbox refused the worker: ${started.left.message}`);
+    const cliArgv = argv.slice(argv.indexOf('--') + 1);
+    const result = this.#result(cliArgv, started.right, await extractOutcome(input, context), run.redactor);
+    await options.onRunReport?.({
+      backend: this.name,
+      argv,
+      env,
+      envDropped: started.right.envDropped,
+      homeDirectory: home,
+      modelRequests: live.proxy.requests(),
+      usage: live.proxy.usage(),
+      budgetExhausted: live.budget.exhausted,
+      credential: options.credential ?? 'api-key',
+    });
+    return live.budget.exhausted ? { ...result, failure: 'model budget exhausted: the worker was stopped' } : result;
   }
 
   #result(cliArgv: readonly string[], run: SandboxedResult, patch: PatchOutcome, keyRedactor: Redactor): BackendResult {

@@ -1,0 +1,203 @@
+/**
+ * Worker CLIs (Codex, Claude Code) using one of the user's MCP servers, through CrustCore only
+ * (issue #14 item 6): `crustcore run --backend codex|claude --mcp files`. The server is the real
+ * `@modelcontextprotocol/server-filesystem`, registered and approved with the CLI as a user would;
+ * the worker is the real CLI from npm, driven by a scripted provider on 127.0.0.1. The worker's
+ * MCP config names CrustCore's bridge, never the server: each call reaches the gateway, is a kernel
+ * tool call (policy, receipt) in the task's ledger, and comes back redacted and wrapped.
+ */
+import { readFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { WorkerCliName } from '../packages/workers/src/index.js';
+import { type ScriptStep, startScriptedModel } from '../packages/workers/test/scripted-model.js';
+import { requireCli, TEST_API_KEY } from '../packages/workers/test/worker-harness.js';
+import { makeRepo, NODE_REPO, type Sandbox } from './cli-harness.js';
+import { baseEnv, cli, cliAsync } from './daemon-harness.js';
+
+const NODE_MODULES = resolve(import.meta.dirname, '../node_modules');
+const FILESYSTEM_SERVER = join(NODE_MODULES, '@modelcontextprotocol/server-filesystem/dist/index.js');
+const FIX_ADD = "sed -i 's/a - b/a + b/' src/math.js";
+const DONE = 'Fixed add().\n{"summary":"add() adds","done":true,"commands_run":["node --test"],"risks":[]}';
+const TOKEN = `ghp_${'Zx81Qm'.repeat(6)}`;
+const NOTES = `the fix: add, do not subtract\ndeploy token ${TOKEN}\n`;
+
+const WIRE = { codex: 'openai-responses', claude: 'anthropic-messages' } as const;
+const KEY_VARIABLE = { codex: 'OPENAI_API_KEY', claude: 'ANTHROPIC_API_KEY' } as const;
+const CLIS: readonly WorkerCliName[] = ['codex', 'claude'];
+
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+const workerEnv = (name: WorkerCliName, home: string, origin: string): NodeJS.ProcessEnv => ({
+  ...baseEnv(home),
+  [KEY_VARIABLE[name]]: TEST_API_KEY,
+  [`CRUSTCORE_${name.toUpperCase()}_UPSTREAM`]: origin,
+});
+
+/** The sample repository with notes to read. */
+function repository(): Sandbox {
+  const box = makeRepo({ ...NODE_REPO, 'NOTES.md': NOTES });
+  roots.push(box.root);
+  return box;
+}
+
+/** `files` registered as a user would (and approved, unless `approve` is false). */
+function registerFiles(env: NodeJS.ProcessEnv, approve = true): void {
+  const added = cli(env, [
+    'mcp',
+    'add',
+    'files',
+    '--any-repo',
+    '--policy',
+    'allow',
+    '--read-path',
+    NODE_MODULES,
+    '--',
+    'node',
+    FILESYSTEM_SERVER,
+    '.',
+  ]);
+  expect(added.status, added.stdout + added.stderr).toBe(0);
+  if (!approve) return;
+  const approved = cli(env, ['mcp', 'approve', 'files', '--yes']);
+  expect(approved.status, approved.stdout + approved.stderr).toBe(0);
+}
+
+const READ_NOTES: ScriptStep = { kind: 'tool', name: 'mcp__files__read_text_file', arguments: { path: 'NOTES.md' } };
+
+const runWorker = (name: WorkerCliName, box: Sandbox, env: NodeJS.ProcessEnv, extra: readonly string[]) =>
+  cliAsync(env, [
+    'run',
+    '--dir',
+    box.repo,
+    '--goal',
+    'fix add',
+    '--backend',
+    name,
+    '--approve',
+    'auto',
+    '--json',
+    ...extra,
+  ]);
+
+/** The task's kernel frames (export), by kind. */
+function frames(env: NodeJS.ProcessEnv, stateDir: string): { kind: string; payload?: Record<string, unknown> }[] {
+  const exported = cli(env, ['export', '--dir', stateDir, '--format', 'jsonl']);
+  expect(exported.status, exported.stderr).toBe(0);
+  return exported.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { kind: string; payload?: Record<string, unknown> });
+}
+
+const STEPS: readonly ScriptStep[] = [READ_NOTES, { kind: 'shell', command: FIX_ADD }, { kind: 'message', text: DONE }];
+
+/** What the worker got back from the MCP call (the scripted model sees every tool output). */
+const mcpOutput = (requests: readonly { readonly toolOutputs: readonly string[] }[]): string =>
+  requests.flatMap((request) => request.toolOutputs).find((text) => /read_text_file|refused/.test(text)) ?? '';
+
+describe.each(CLIS)('golden: crustcore run --backend %s --mcp files (the real CLI and server)', (name) => {
+  it('the worker reads a file through the gateway: one receipted kernel tool call, redacted, wrapped; then verified and applied', async () => {
+    requireCli(name);
+    const model = await startScriptedModel(WIRE[name], STEPS);
+    const box = repository();
+    const env = workerEnv(name, box.home, model.origin);
+    registerFiles(env);
+    try {
+      // The full profile lets an `allow` tool run without asking (docs/mcp-gateway.md).
+      const run = await runWorker(name, box, env, ['--mcp', 'files', '--profile', 'full']);
+      expect(run.status, run.stdout + run.stderr).toBe(0);
+      expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toContain('a + b');
+      const read = mcpOutput(model.requests);
+      expect(read).toContain('the fix: add, do not subtract');
+      expect(read).toMatch(/<untrusted-data source=\\?"mcp files\/read_text_file/);
+      expect(read).not.toContain(TOKEN);
+      expect(read).toMatch(/\[REDACTED/);
+      const stateDir = String(run.json?.stateDir);
+      const all = frames(env, stateDir);
+      const requested = all.filter((frame) => frame.kind === 'ToolCallRequested');
+      expect(requested.map((frame) => frame.payload?.tool)).toEqual(['mcp__files__read_text_file']);
+      expect(requested[0]?.payload?.operation).toMatchObject({ op: 'exec', argv: ['mcp', 'files', 'read_text_file'] });
+      expect(all.filter((frame) => frame.kind === 'ToolCallCompleted')).toHaveLength(1);
+      const inspect = cli(env, ['inspect', '--dir', stateDir, '--replay']);
+      expect(inspect.status, inspect.stdout + inspect.stderr).toBe(0);
+      expect(JSON.stringify(all)).not.toContain(TOKEN);
+    } finally {
+      await model.close();
+    }
+  }, 240_000);
+
+  it('the kernel decides: in the supervised profile with nobody to ask, the call is denied and never runs', async () => {
+    requireCli(name);
+    const model = await startScriptedModel(WIRE[name], STEPS);
+    const box = repository();
+    const env = workerEnv(name, box.home, model.origin);
+    registerFiles(env);
+    try {
+      const run = await runWorker(name, box, env, ['--mcp', 'files']);
+      expect(run.status, run.stdout + run.stderr).toBe(0);
+      const answer = mcpOutput(model.requests);
+      expect(answer).toContain('CrustCore refused this call');
+      expect(answer).not.toContain('the fix: add');
+      const all = frames(env, String(run.json?.stateDir));
+      expect(all.filter((frame) => frame.kind === 'ToolCallRequested')).toHaveLength(1);
+      expect(all.filter((frame) => frame.kind === 'ToolCallCompleted')).toEqual([]);
+    } finally {
+      await model.close();
+    }
+  }, 240_000);
+
+  it('CONTROL: without --mcp the worker knows nothing of the server, and the same step reads nothing', async () => {
+    requireCli(name);
+    const model = await startScriptedModel(WIRE[name], STEPS);
+    const box = repository();
+    const env = workerEnv(name, box.home, model.origin);
+    registerFiles(env);
+    try {
+      const run = await runWorker(name, box, env, ['--profile', 'full']);
+      expect(run.status, run.stdout + run.stderr).toBe(0);
+      // Before the scripted call (which names it itself), no request offered or mentioned the server.
+      const before = model.requests.filter((request) => request.toolOutputs.length === 0);
+      expect(before.length).toBeGreaterThan(0);
+      expect(before.map((request) => request.body).join('\n')).not.toContain('mcp__files');
+      expect(model.requests.flatMap((request) => request.toolOutputs).join('\n')).not.toContain('the fix: add');
+      const all = frames(env, String(run.json?.stateDir));
+      expect(all.filter((frame) => frame.kind === 'ToolCallRequested')).toEqual([]);
+    } finally {
+      await model.close();
+    }
+  }, 240_000);
+});
+
+describe('golden: --mcp refuses what a person has not allowed', () => {
+  it('a registered server nobody approved: exit 2 naming `crustcore mcp approve`, before any task starts', async () => {
+    requireCli('codex');
+    const box = repository();
+    const env = workerEnv('codex', box.home, 'http://127.0.0.1:9');
+    registerFiles(env, false);
+    const run = await runWorker('codex', box, env, ['--mcp', 'files']);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('crustcore mcp approve files');
+    expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toContain('a - b');
+  }, 120_000);
+
+  it('--mcp with an external worker is a usage error', () => {
+    const box = repository();
+    const external = cli(baseEnv(box.home), [
+      'run',
+      '--dir',
+      box.repo,
+      '--goal',
+      'x',
+      '--worker',
+      'true',
+      '--mcp',
+      'files',
+    ]);
+    expect(external.status).toBe(2);
+    expect(external.stderr).toContain('only --backend codex|claude takes this');
+  });
+});

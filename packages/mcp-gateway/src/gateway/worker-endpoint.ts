@@ -1,0 +1,119 @@
+/**
+ * One of the user's MCP servers as a worker CLI (Codex, Claude Code) sees it: an MCP server on a
+ * Unix socket that the worker's sandbox reaches through a small stdio bridge. It is not the user's
+ * server: it lists the tools a person approved (the pinned definitions, so listing starts
+ * nothing), and every call is planned by the gateway (arguments bounded, the live definition
+ * checked against its pin, the result redacted, bounded and wrapped) and goes through the kernel's
+ * tool gate (policy, approval, receipt) before it runs. The server's credentials stay here, in the
+ * gateway: the worker gets results, never the server or its secrets.
+ */
+import { chmodSync } from 'node:fs';
+import { createServer, type Server as NetServer, type Socket } from 'node:net';
+import type { ToolGate } from '@crustcore/agent';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { callPlan } from './call-plan.js';
+import type { GatewayCore } from './gateway-core.js';
+import { gatewayToolName } from './tool-names.js';
+
+export interface WorkerEndpointOptions {
+  readonly gateway: GatewayCore;
+  /** The registered server this endpoint stands for. */
+  readonly server: string;
+  /** The kernel's gate for the task the worker runs in. */
+  readonly gate: ToolGate;
+}
+
+export interface WorkerEndpoint {
+  close(): Promise<void>;
+}
+
+/** A worker CLI opens one connection per server; a few more are a misbehaving worker, refused. */
+const MAX_CONNECTIONS = 4;
+
+const errorResult = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
+
+/** The approved tools of `server`, as their pins recorded them (a denied tool is not offered). */
+export function approvedTools(gateway: GatewayCore, server: string): Tool[] {
+  const record = gateway.record(server);
+  if (record === undefined) return [];
+  const tools: Tool[] = [];
+  for (const [name, pin] of Object.entries(record.tools)) {
+    if (pin.policy === 'deny') continue;
+    const definition = pin.definition as { description?: unknown; inputSchema?: unknown } | null;
+    const schema = definition?.inputSchema;
+    const inputSchema =
+      typeof schema === 'object' && schema !== null && (schema as { type?: unknown }).type === 'object'
+        ? (schema as Tool['inputSchema'])
+        : { type: 'object' as const };
+    const description = typeof definition?.description === 'string' ? definition.description.slice(0, 2_000) : '';
+    tools.push({ name, description, inputSchema });
+  }
+  return tools;
+}
+
+/** One call: planned by the gateway, decided by the kernel, run only when it says so. */
+export async function callThroughGate(
+  options: WorkerEndpointOptions,
+  tool: string,
+  args: unknown,
+): Promise<CallToolResult> {
+  const object =
+    typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+  const planned = callPlan(options.gateway, options.server, tool, object);
+  if (planned.kind === 'invalid') return errorResult(planned.message);
+  const outcome = await options.gate.call({
+    tool: gatewayToolName(options.server, tool),
+    args: JSON.parse(JSON.stringify(object)),
+    operation: planned.plan.operation,
+    actor: 'agent',
+    execute: planned.plan.execute,
+  });
+  if (outcome.kind === 'result') return { content: [{ type: 'text', text: outcome.output.text }] };
+  return errorResult(`CrustCore refused this call: ${outcome.reason}`);
+}
+
+function serveConnection(socket: Socket, options: WorkerEndpointOptions): Server {
+  const server = new Server({ name: options.server, version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: approvedTools(options.gateway, options.server),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) =>
+    callThroughGate(options, request.params.name, request.params.arguments ?? {}),
+  );
+  void server.connect(new StdioServerTransport(socket, socket)).catch(() => socket.destroy());
+  socket.on('close', () => void server.close().catch(() => undefined));
+  socket.on('error', () => socket.destroy());
+  return server;
+}
+
+/** Listens on `socketPath` (0600) until closed. */
+export async function serveWorkerEndpoint(socketPath: string, options: WorkerEndpointOptions): Promise<WorkerEndpoint> {
+  const open = new Set<Socket>();
+  const listener: NetServer = createServer((socket) => {
+    if (open.size >= MAX_CONNECTIONS) {
+      socket.destroy();
+      return;
+    }
+    open.add(socket);
+    socket.on('close', () => open.delete(socket));
+    serveConnection(socket, options);
+  });
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(socketPath, () => resolve());
+  });
+  chmodSync(socketPath, 0o600);
+  return {
+    close: async () => {
+      for (const socket of open) socket.destroy();
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    },
+  };
+}
