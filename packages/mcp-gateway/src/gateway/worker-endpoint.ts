@@ -9,6 +9,7 @@
  */
 import { chmodSync } from 'node:fs';
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
+import { Transform } from 'node:stream';
 import type { ToolGate } from '@crustcore/agent';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -36,6 +37,34 @@ export interface WorkerEndpoint {
 
 /** A worker CLI opens one connection per server; a few more are a misbehaving worker, refused. */
 const MAX_CONNECTIONS = 4;
+/**
+ * One JSON-RPC message (a line) may be large — arguments are bounded later, at 64 KiB, by the
+ * plan — but never unbounded: a worker that sends a longer line loses the connection instead of
+ * growing this process's buffer without end.
+ */
+export const MAX_WORKER_MESSAGE_BYTES = 1024 * 1024;
+
+/** The socket's bytes, cut off (and the socket closed) at the first line over the bound. */
+function boundedLines(socket: Socket): Transform {
+  let pending = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      let start = 0;
+      for (let newline = chunk.indexOf(0x0a); newline !== -1; newline = chunk.indexOf(0x0a, newline + 1)) {
+        if (pending + newline - start > MAX_WORKER_MESSAGE_BYTES) break;
+        pending = 0;
+        start = newline + 1;
+      }
+      pending += chunk.length - start;
+      if (pending > MAX_WORKER_MESSAGE_BYTES) {
+        socket.destroy();
+        done();
+        return;
+      }
+      done(null, chunk);
+    },
+  });
+}
 
 const errorResult = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
 
@@ -87,7 +116,9 @@ function serveConnection(socket: Socket, options: WorkerEndpointOptions): Server
   server.setRequestHandler(CallToolRequestSchema, async (request) =>
     callThroughGate(options, request.params.name, request.params.arguments ?? {}),
   );
-  void server.connect(new StdioServerTransport(socket, socket)).catch(() => socket.destroy());
+  const input = boundedLines(socket);
+  socket.pipe(input);
+  void server.connect(new StdioServerTransport(input, socket)).catch(() => socket.destroy());
   socket.on('close', () => void server.close().catch(() => undefined));
   socket.on('error', () => socket.destroy());
   return server;

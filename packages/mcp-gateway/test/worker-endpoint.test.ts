@@ -1,0 +1,105 @@
+/**
+ * The endpoint a worker CLI reaches (worker-endpoint.ts), driven by the official SDK client through
+ * the real in-sandbox bridge (packages/workers/assets/mcp-bridge.mjs), in front of our fixture
+ * server behind the real gateway. The gate here is a recording stand-in for the task's kernel (the
+ * golden test golden/workers-mcp.test.ts runs the real one): what matters is that every call is
+ * handed to it, and that nothing runs when it refuses.
+ */
+import { mkdtempSync, realpathSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ToolCallRequest, ToolGate } from '@crustcore/agent';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MCP_BRIDGE_SCRIPT_PATH } from '../../workers/src/bridge-script.js';
+import { MAX_WORKER_MESSAGE_BYTES, serveWorkerEndpoint, type WorkerEndpoint } from '../src/gateway/worker-endpoint.js';
+import { approveAll, FIXTURE_SERVER, makeGateway, makeWorktree, stdioRecord } from './gateway-harness.js';
+
+const closing: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closing.splice(0)) await close();
+});
+
+/** A gate that records each call and allows it (or refuses every call with `refuse`). */
+function recordingGate(refuse: string | null = null): { gate: ToolGate; calls: ToolCallRequest[] } {
+  const calls: ToolCallRequest[] = [];
+  const gate = {
+    call: async (request: ToolCallRequest) => {
+      calls.push(request);
+      if (refuse !== null) return { kind: 'denied' as const, reason: refuse };
+      const ran = await request.execute(new AbortController().signal);
+      return { kind: 'result' as const, output: { text: ran.text } as never };
+    },
+  } as unknown as ToolGate;
+  return { gate, calls };
+}
+
+async function endpoint(refuse: string | null = null) {
+  const worktree = makeWorktree();
+  const base = stdioRecord('fixture', [FIXTURE_SERVER]);
+  const approved = await approveAll(base, worktree, (tool) => (tool === 'hang' ? 'deny' : 'allow'));
+  const { gateway } = makeGateway([approved], worktree);
+  const { gate, calls } = recordingGate(refuse);
+  const socket = join(realpathSync(mkdtempSync(join(tmpdir(), 'mcp-ep-'))), 'fixture.sock');
+  const served: WorkerEndpoint = await serveWorkerEndpoint(socket, { gateway, server: 'fixture', gate });
+  closing.push(async () => {
+    await served.close();
+    await gateway.close();
+  });
+  return { socket, calls };
+}
+
+/** The SDK client as a worker CLI runs it: the bridge is its stdio server. */
+async function client(socket: string): Promise<Client> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [MCP_BRIDGE_SCRIPT_PATH, socket] });
+  const sdk = new Client({ name: 'worker-cli', version: '1.0.0' });
+  await sdk.connect(transport);
+  closing.push(() => sdk.close());
+  return sdk;
+}
+
+describe('the endpoint a worker reaches', () => {
+  it('lists the approved tools from the pins (the denied one is not offered) and hands each call to the gate', async () => {
+    const { socket, calls } = await endpoint();
+    const sdk = await client(socket);
+    const names = (await sdk.listTools()).tools.map((tool) => tool.name).sort();
+    expect(names).toContain('greet');
+    expect(names).not.toContain('hang');
+    const result = await sdk.callTool({ name: 'greet', arguments: { name: 'ada' } });
+    expect(JSON.stringify(result.content)).toContain('hello ada');
+    expect(JSON.stringify(result.content)).toContain('untrusted-data');
+    expect(calls.map((call) => [call.tool, call.operation])).toEqual([
+      [
+        'mcp__fixture__greet',
+        { op: 'exec', argv: ['mcp', 'fixture', 'greet'], cwd: '.', profile: 'mcp', recognizedRunner: false },
+      ],
+    ]);
+    // A denied tool is refused by the plan before the gate is asked.
+    const denied = await sdk.callTool({ name: 'hang', arguments: {} });
+    expect(denied.isError).toBe(true);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('a refusal of the gate comes back as an error result, and the tool never runs', async () => {
+    const { socket, calls } = await endpoint('supervised profile: ask exec; no one can be asked, so denied');
+    const sdk = await client(socket);
+    const result = await sdk.callTool({ name: 'greet', arguments: { name: 'ada' } });
+    expect(result.isError).toBe(true);
+    expect(JSON.stringify(result.content)).toContain('CrustCore refused this call: supervised profile');
+    expect(JSON.stringify(result.content)).not.toContain('hello ada');
+    expect(calls).toHaveLength(1);
+  });
+
+  it('a line over the bound closes that connection; CONTROL: a new connection still works', async () => {
+    const { socket } = await endpoint();
+    const raw = connect(socket);
+    const closed = new Promise<void>((resolve) => raw.on('close', () => resolve()));
+    raw.on('error', () => undefined);
+    raw.write(Buffer.alloc(MAX_WORKER_MESSAGE_BYTES + 64 * 1024, 0x61));
+    await closed;
+    const sdk = await client(socket);
+    expect((await sdk.listTools()).tools.length).toBeGreaterThan(0);
+  });
+});
