@@ -7,6 +7,10 @@
  *    check → the sandboxed server over the in-sandbox bridge → redaction,
  *    cut, untrusted wrapper). The kernel's ToolGate is not included: it is
  *    the same for every tool. Target ≤ 1.2×.
+ * 1b. The same for a worker CLI's call (`run --mcp`): the SDK client (as the
+ *    CLI runs it) → the in-sandbox MCP bridge → CrustCore's worker endpoint
+ *    → the gateway → the sandboxed server, against the direct call. The gate
+ *    is a pass-through here for the same reason.
  * 2. Context cost with 10 registered, approved, unused servers: the tool
  *    definitions the model is sent, in tokens (CHARS_PER_TOKEN), against a
  *    gateway with no servers. Target: 0 beyond the two meta-tools.
@@ -16,9 +20,18 @@
 import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { ToolGate } from '@crustcore/agent';
 import { CHARS_PER_TOKEN, wrapUntrusted } from '@crustcore/agent';
-import { approveTools, McpGateway, type RegistryFile, type ServerRecord, ServerSession } from '@crustcore/mcp-gateway';
+import {
+  approveTools,
+  McpGateway,
+  type RegistryFile,
+  type ServerRecord,
+  ServerSession,
+  serveWorkerEndpoint,
+} from '@crustcore/mcp-gateway';
 import { Redactor } from '@crustcore/secrets';
+import { MCP_BRIDGE_SCRIPT_PATH } from '@crustcore/workers';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { type BenchRow, ratio, report, runCases } from './harness.js';
@@ -60,6 +73,50 @@ const gatewayFor = (registry: RegistryFile): McpGateway =>
     wrap: wrapUntrusted,
   });
 
+/** Alternating rounds of two cases; the median of the per-round ratios (the machine drifts more than the overhead). */
+async function medianRatio(title: string, baseline: BenchCase, subject: BenchCase): Promise<number> {
+  const ratios: number[] = [];
+  for (let round = 0; round < 4; round += 1) {
+    const cases = round % 2 === 0 ? [baseline, subject] : [subject, baseline];
+    const rows = await runCases(`${title}, round ${round + 1}`, cases, 1_500);
+    const [first, second] = rows as [BenchRow, BenchRow];
+    const [baseRow, subjectRow] = round % 2 === 0 ? [first, second] : [second, first];
+    ratio(`round ${round + 1} ${subject.name} / ${baseline.name}`, subjectRow, baseRow);
+    ratios.push(subjectRow.perItemP50Us / baseRow.perItemP50Us);
+  }
+  const sorted = [...ratios].sort((a, b) => a - b);
+  return ((sorted[1] as number) + (sorted[2] as number)) / 2;
+}
+
+interface BenchCase {
+  readonly name: string;
+  readonly fn: () => Promise<unknown>;
+}
+
+/** A worker CLI's call through `run --mcp`'s endpoint (the kernel's gate a pass-through, as above). */
+async function workerOverhead(record: ServerRecord, directCase: BenchCase): Promise<void> {
+  const gateway = gatewayFor({ version: 1, servers: [record] });
+  const gate = {
+    call: async (request: { execute: (signal: AbortSignal) => Promise<{ text: string }> }) => ({
+      kind: 'result',
+      output: { text: (await request.execute(new AbortController().signal)).text },
+    }),
+  } as unknown as ToolGate;
+  const socket = join(worktree, 'fx.sock');
+  const endpoint = await serveWorkerEndpoint(socket, { gateway, server: 'fx', gate });
+  const worker = new Client({ name: 'worker-cli', version: '1' });
+  await worker.connect(new StdioClientTransport({ command: process.execPath, args: [MCP_BRIDGE_SCRIPT_PATH, socket] }));
+  const workerCase = {
+    name: 'worker endpoint → sandboxed server',
+    fn: () => worker.callTool({ name: 'greet', arguments: { name: 'ann' } }),
+  };
+  const median = await medianRatio('MCP call: SDK client direct vs a worker through run --mcp', directCase, workerCase);
+  report('worker endpoint / direct per call (median of 4 rounds)', `${median.toFixed(2)}×`, '≤ 1.2×');
+  await worker.close();
+  await endpoint.close();
+  await gateway.close();
+}
+
 async function overhead(record: ServerRecord): Promise<void> {
   const direct = new Client({ name: 'bench', version: '1' });
   await direct.connect(
@@ -83,19 +140,9 @@ async function overhead(record: ServerRecord): Promise<void> {
       if (!done.ok) throw new Error(done.text);
     },
   };
-  // A shared 2-core machine drifts more than the overhead: rounds in alternating order, median ratio.
-  const ratios: number[] = [];
-  for (let round = 0; round < 4; round += 1) {
-    const cases = round % 2 === 0 ? [directCase, gatewayCase] : [gatewayCase, directCase];
-    const rows = await runCases(`MCP call, round ${round + 1}: SDK client direct vs through the gateway`, cases, 1_500);
-    const [first, second] = rows as [BenchRow, BenchRow];
-    const [directRow, gatewayRow] = round % 2 === 0 ? [first, second] : [second, first];
-    ratio(`round ${round + 1} gateway / direct`, gatewayRow, directRow);
-    ratios.push(gatewayRow.perItemP50Us / directRow.perItemP50Us);
-  }
-  const sorted = [...ratios].sort((a, b) => a - b);
-  const median = ((sorted[1] as number) + (sorted[2] as number)) / 2;
+  const median = await medianRatio('MCP call: SDK client direct vs through the gateway', directCase, gatewayCase);
   report('gateway / direct per call (median of 4 rounds)', `${median.toFixed(2)}×`, '≤ 1.2×');
+  await workerOverhead(record, directCase);
   await direct.close();
   await gateway.close();
 }
