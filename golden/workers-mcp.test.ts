@@ -11,30 +11,19 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WorkerCliName } from '../packages/workers/src/index.js';
 import { type ScriptStep, startScriptedModel } from '../packages/workers/test/scripted-model.js';
-import { requireCli, TEST_API_KEY } from '../packages/workers/test/worker-harness.js';
+import { requireCli } from '../packages/workers/test/worker-harness.js';
 import { makeRepo, NODE_REPO, type Sandbox } from './cli-harness.js';
 import { baseEnv, cli, cliAsync } from './daemon-harness.js';
+import { CLIS, DONE, FIX_ADD, WIRE, workerEnv } from './worker-cli-harness.js';
 
 const NODE_MODULES = resolve(import.meta.dirname, '../node_modules');
 const FILESYSTEM_SERVER = join(NODE_MODULES, '@modelcontextprotocol/server-filesystem/dist/index.js');
-const FIX_ADD = "sed -i 's/a - b/a + b/' src/math.js";
-const DONE = 'Fixed add().\n{"summary":"add() adds","done":true,"commands_run":["node --test"],"risks":[]}';
 const TOKEN = `ghp_${'Zx81Qm'.repeat(6)}`;
 const NOTES = `the fix: add, do not subtract\ndeploy token ${TOKEN}\n`;
-
-const WIRE = { codex: 'openai-responses', claude: 'anthropic-messages' } as const;
-const KEY_VARIABLE = { codex: 'OPENAI_API_KEY', claude: 'ANTHROPIC_API_KEY' } as const;
-const CLIS: readonly WorkerCliName[] = ['codex', 'claude'];
 
 const roots: string[] = [];
 afterAll(() => {
   for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
-
-const workerEnv = (name: WorkerCliName, home: string, origin: string): NodeJS.ProcessEnv => ({
-  ...baseEnv(home),
-  [KEY_VARIABLE[name]]: TEST_API_KEY,
-  [`CRUSTCORE_${name.toUpperCase()}_UPSTREAM`]: origin,
 });
 
 /** The sample repository with notes to read. */
@@ -99,77 +88,87 @@ const STEPS: readonly ScriptStep[] = [READ_NOTES, { kind: 'shell', command: FIX_
 const mcpOutput = (requests: readonly { readonly toolOutputs: readonly string[] }[]): string =>
   requests.flatMap((request) => request.toolOutputs).find((text) => /read_text_file|refused/.test(text)) ?? '';
 
+/** One worker run on the sample repository with `files` registered and approved; the model closed after. */
+async function withFilesRun(
+  name: WorkerCliName,
+  extra: readonly string[],
+  check: (run: Awaited<ReturnType<typeof runWorker>>, seen: ScriptedSeen, env: NodeJS.ProcessEnv) => void,
+): Promise<void> {
+  requireCli(name);
+  const model = await startScriptedModel(WIRE[name], STEPS);
+  const box = repository();
+  const env = workerEnv(name, box.home, model.origin);
+  registerFiles(env);
+  try {
+    const run = await runWorker(name, box, env, extra);
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    check(run, { requests: model.requests, repo: box.repo }, env);
+  } finally {
+    await model.close();
+  }
+}
+
+interface ScriptedSeen {
+  readonly requests: readonly { readonly body: string; readonly toolOutputs: readonly string[] }[];
+  readonly repo: string;
+}
+
 describe.each(CLIS)('golden: crustcore run --backend %s --mcp files (the real CLI and server)', (name) => {
-  it('the worker reads a file through the gateway: one receipted kernel tool call, redacted, wrapped; then verified and applied', async () => {
-    requireCli(name);
-    const model = await startScriptedModel(WIRE[name], STEPS);
-    const box = repository();
-    const env = workerEnv(name, box.home, model.origin);
-    registerFiles(env);
-    try {
+  it(
+    'the worker reads a file through the gateway: one receipted kernel tool call, redacted, wrapped; then verified and applied',
+    () =>
       // The full profile lets an `allow` tool run without asking (docs/mcp-gateway.md).
-      const run = await runWorker(name, box, env, ['--mcp', 'files', '--profile', 'full']);
-      expect(run.status, run.stdout + run.stderr).toBe(0);
-      expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toContain('a + b');
-      const read = mcpOutput(model.requests);
-      expect(read).toContain('the fix: add, do not subtract');
-      expect(read).toMatch(/<untrusted-data source=\\?"mcp files\/read_text_file/);
-      expect(read).not.toContain(TOKEN);
-      expect(read).toMatch(/\[REDACTED/);
-      const stateDir = String(run.json?.stateDir);
-      const all = frames(env, stateDir);
-      const requested = all.filter((frame) => frame.kind === 'ToolCallRequested');
-      expect(requested.map((frame) => frame.payload?.tool)).toEqual(['mcp__files__read_text_file']);
-      expect(requested[0]?.payload?.operation).toMatchObject({ op: 'exec', argv: ['mcp', 'files', 'read_text_file'] });
-      expect(all.filter((frame) => frame.kind === 'ToolCallCompleted')).toHaveLength(1);
-      const inspect = cli(env, ['inspect', '--dir', stateDir, '--replay']);
-      expect(inspect.status, inspect.stdout + inspect.stderr).toBe(0);
-      expect(JSON.stringify(all)).not.toContain(TOKEN);
-    } finally {
-      await model.close();
-    }
-  }, 240_000);
+      withFilesRun(name, ['--mcp', 'files', '--profile', 'full'], (run, seen, env) => {
+        expect(readFileSync(join(seen.repo, 'src/math.js'), 'utf8')).toContain('a + b');
+        const read = mcpOutput(seen.requests);
+        expect(read).toContain('the fix: add, do not subtract');
+        expect(read).toMatch(/<untrusted-data source=\\?"mcp files\/read_text_file/);
+        expect(read).not.toContain(TOKEN);
+        expect(read).toMatch(/\[REDACTED/);
+        const stateDir = String(run.json?.stateDir);
+        const all = frames(env, stateDir);
+        const requested = all.filter((frame) => frame.kind === 'ToolCallRequested');
+        expect(requested.map((frame) => frame.payload?.tool)).toEqual(['mcp__files__read_text_file']);
+        expect(requested[0]?.payload?.operation).toMatchObject({
+          op: 'exec',
+          argv: ['mcp', 'files', 'read_text_file'],
+        });
+        expect(all.filter((frame) => frame.kind === 'ToolCallCompleted')).toHaveLength(1);
+        const inspect = cli(env, ['inspect', '--dir', stateDir, '--replay']);
+        expect(inspect.status, inspect.stdout + inspect.stderr).toBe(0);
+        expect(JSON.stringify(all)).not.toContain(TOKEN);
+      }),
+    240_000,
+  );
 
-  it('the kernel decides: in the supervised profile with nobody to ask, the call is denied and never runs', async () => {
-    requireCli(name);
-    const model = await startScriptedModel(WIRE[name], STEPS);
-    const box = repository();
-    const env = workerEnv(name, box.home, model.origin);
-    registerFiles(env);
-    try {
-      const run = await runWorker(name, box, env, ['--mcp', 'files']);
-      expect(run.status, run.stdout + run.stderr).toBe(0);
-      const answer = mcpOutput(model.requests);
-      expect(answer).toContain('CrustCore refused this call');
-      expect(answer).not.toContain('the fix: add');
-      const all = frames(env, String(run.json?.stateDir));
-      expect(all.filter((frame) => frame.kind === 'ToolCallRequested')).toHaveLength(1);
-      expect(all.filter((frame) => frame.kind === 'ToolCallCompleted')).toEqual([]);
-    } finally {
-      await model.close();
-    }
-  }, 240_000);
+  it(
+    'the kernel decides: in the supervised profile with nobody to ask, the call is denied and never runs',
+    () =>
+      withFilesRun(name, ['--mcp', 'files'], (run, seen, env) => {
+        const answer = mcpOutput(seen.requests);
+        expect(answer).toContain('CrustCore refused this call');
+        expect(answer).not.toContain('the fix: add');
+        const all = frames(env, String(run.json?.stateDir));
+        expect(all.filter((frame) => frame.kind === 'ToolCallRequested')).toHaveLength(1);
+        expect(all.filter((frame) => frame.kind === 'ToolCallCompleted')).toEqual([]);
+      }),
+    240_000,
+  );
 
-  it('CONTROL: without --mcp the worker knows nothing of the server, and the same step reads nothing', async () => {
-    requireCli(name);
-    const model = await startScriptedModel(WIRE[name], STEPS);
-    const box = repository();
-    const env = workerEnv(name, box.home, model.origin);
-    registerFiles(env);
-    try {
-      const run = await runWorker(name, box, env, ['--profile', 'full']);
-      expect(run.status, run.stdout + run.stderr).toBe(0);
-      // Before the scripted call (which names it itself), no request offered or mentioned the server.
-      const before = model.requests.filter((request) => request.toolOutputs.length === 0);
-      expect(before.length).toBeGreaterThan(0);
-      expect(before.map((request) => request.body).join('\n')).not.toContain('mcp__files');
-      expect(model.requests.flatMap((request) => request.toolOutputs).join('\n')).not.toContain('the fix: add');
-      const all = frames(env, String(run.json?.stateDir));
-      expect(all.filter((frame) => frame.kind === 'ToolCallRequested')).toEqual([]);
-    } finally {
-      await model.close();
-    }
-  }, 240_000);
+  it(
+    'CONTROL: without --mcp the worker knows nothing of the server, and the same step reads nothing',
+    () =>
+      withFilesRun(name, ['--profile', 'full'], (run, seen, env) => {
+        // Before the scripted call (which names it itself), no request offered or mentioned the server.
+        const before = seen.requests.filter((request) => request.toolOutputs.length === 0);
+        expect(before.length).toBeGreaterThan(0);
+        expect(before.map((request) => request.body).join('\n')).not.toContain('mcp__files');
+        expect(seen.requests.flatMap((request) => request.toolOutputs).join('\n')).not.toContain('the fix: add');
+        const all = frames(env, String(run.json?.stateDir));
+        expect(all.filter((frame) => frame.kind === 'ToolCallRequested')).toEqual([]);
+      }),
+    240_000,
+  );
 });
 
 describe('golden: --mcp refuses what a person has not allowed', () => {

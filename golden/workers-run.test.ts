@@ -14,24 +14,11 @@ import { startScriptedModel } from '../packages/workers/test/scripted-model.js';
 import { filesContaining, readTree, requireCli, TEST_API_KEY } from '../packages/workers/test/worker-harness.js';
 import { makeRepo, NODE_REPO } from './cli-harness.js';
 import { baseEnv, cli, cliAsync } from './daemon-harness.js';
-
-const FIX_ADD = "sed -i 's/a - b/a + b/' src/math.js";
-const DONE = 'Fixed add().\n{"summary":"add() adds","done":true,"commands_run":["node --test"],"risks":[]}';
+import { CLIS, DONE, FIX_ADD, WIRE, workerEnv } from './worker-cli-harness.js';
 
 const roots: string[] = [];
 afterAll(() => {
   for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
-
-const WIRE = { codex: 'openai-responses', claude: 'anthropic-messages' } as const;
-const KEY_VARIABLE = { codex: 'OPENAI_API_KEY', claude: 'ANTHROPIC_API_KEY' } as const;
-const CLIS: readonly WorkerCliName[] = ['codex', 'claude'];
-
-/** The CLI's environment for a worker talking to `origin`: the key in the variable its CLI reads. */
-const workerEnv = (name: WorkerCliName, home: string, origin: string): NodeJS.ProcessEnv => ({
-  ...baseEnv(home),
-  [KEY_VARIABLE[name]]: TEST_API_KEY,
-  [`CRUSTCORE_${name.toUpperCase()}_UPSTREAM`]: origin,
 });
 
 /** `crustcore run --backend NAME` on the sample repository, approving by policy. */
