@@ -14,7 +14,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MCP_BRIDGE_SCRIPT_PATH } from '../../workers/src/bridge-script.js';
-import { MAX_WORKER_MESSAGE_BYTES, serveWorkerEndpoint, type WorkerEndpoint } from '../src/gateway/worker-endpoint.js';
+import {
+  MAX_UNREAD_ANSWER_BYTES,
+  MAX_WORKER_MESSAGE_BYTES,
+  serveWorkerEndpoint,
+  type WorkerEndpoint,
+} from '../src/gateway/worker-endpoint.js';
 import { approveAll, FIXTURE_SERVER, makeGateway, makeWorktree, stdioRecord } from './gateway-harness.js';
 
 const closing: (() => Promise<void>)[] = [];
@@ -90,6 +95,26 @@ describe('the endpoint a worker reaches', () => {
     expect(JSON.stringify(result.content)).toContain('CrustCore refused this call: supervised profile');
     expect(JSON.stringify(result.content)).not.toContain('hello ada');
     expect(calls).toHaveLength(1);
+  });
+
+  it('a worker that sends requests and never reads the answers is cut off; CONTROL: a new connection works', async () => {
+    const { socket } = await endpoint();
+    const raw = connect(socket);
+    const closed = new Promise<void>((resolve) => raw.on('close', () => resolve()));
+    raw.on('error', () => undefined);
+    raw.pause(); // never reads: the answers pile up on CrustCore's side
+    const request = (id: number) => `${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' })}\n`;
+    // Enough requests that their answers pass the bound many times over, sent in batches as the socket drains.
+    const answerBytes = 200;
+    const total = Math.ceil((4 * MAX_UNREAD_ANSWER_BYTES) / answerBytes);
+    for (let id = 0; id < total && !raw.destroyed; id += 1000) {
+      const batch = Array.from({ length: 1000 }, (_, k) => request(id + k)).join('');
+      if (!raw.write(batch))
+        await new Promise<void>((resolve) => raw.once('drain', () => resolve()).once('close', () => resolve()));
+    }
+    await closed;
+    const sdk = await client(socket);
+    expect((await sdk.listTools()).tools.length).toBeGreaterThan(0);
   });
 
   it('a line over the bound closes that connection; CONTROL: a new connection still works', async () => {

@@ -146,7 +146,15 @@ export class SandboxedStdioTransport implements Transport {
   #attach(socket: Socket): void {
     this.#socket = socket;
     socket.on('data', (chunk: Buffer) => {
-      this.#buffer.append(chunk);
+      try {
+        this.#buffer.append(chunk);
+      } catch (error) {
+        // A message over the read buffer's bound (a huge result): that call fails and the server is
+        // stopped. Thrown from a socket handler, it would have ended the whole process.
+        this.onerror?.(new Error(`the server sent a message over the size bound: ${(error as Error).message}`));
+        void this.close();
+        return;
+      }
       this.#drain();
     });
     socket.on('error', (error) => this.onerror?.(error));

@@ -52,7 +52,9 @@ async function transportFor(start: SessionStart): Promise<Result<GatewayError, T
     );
   // The server's own variables travel in the bridge's start frame (the sandbox's sanitizer admits only
   // the profile's names); ones that change how programs load code (LD_PRELOAD, NODE_OPTIONS…) never do.
-  const serverEnv: Record<string, string> = {};
+  // The server's current directory is the task worktree: Python must not import modules from it
+  // (a worker could have written one named like the server's own package).
+  const serverEnv: Record<string, string> = { PYTHONSAFEPATH: '1' };
   for (const [name, value] of Object.entries(record.transport.env))
     if (!isDangerousEnvName(name)) serverEnv[name] = value;
   if (auth !== undefined && credential !== null) serverEnv[auth.target] = credential;

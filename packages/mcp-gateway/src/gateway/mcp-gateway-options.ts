@@ -16,4 +16,9 @@ export interface GatewayOptions {
   readonly maxArgumentBytes?: number;
   /** Told each time a server is started (diagnostics, tests, the benchmark). */
   readonly onStart?: (server: string) => void;
+  /**
+   * False: a server that stopped (a timeout, a crash) is not started again. For a worker's run: the
+   * worktree a server would start from again is the worker's by then, and could hold its code.
+   */
+  readonly restart?: boolean;
 }

@@ -56,6 +56,7 @@ export class McpGateway implements ExtraTools, GatewayCore {
   readonly #sessions = new Map<string, Promise<ServerSession | string>>();
   /** Tools the model loaded with mcp_describe: model name → definition. */
   readonly #loaded = new Map<string, ToolDefinition>();
+  #closed = false;
 
   constructor(options: GatewayOptions) {
     this.#options = options;
@@ -121,15 +122,19 @@ export class McpGateway implements ExtraTools, GatewayCore {
   }
 
   /** The running session of a server, started on first use; a string says why there is none. */
-  async session(server: string): Promise<ServerSession | string> {
+  session(server: string): Promise<ServerSession | string> {
+    if (this.#closed) return Promise.resolve('the gateway is closed: the task has ended');
     const running = this.#sessions.get(server);
-    if (running !== undefined) {
-      const session = await running;
-      if (typeof session === 'string' || !session.closed) return session;
-    }
-    const starting = this.#start(server);
-    this.#sessions.set(server, starting);
-    return starting;
+    // The promise is stored before anything is awaited: calls that arrive together share one start.
+    const next = (running ?? Promise.resolve(null)).then((session) => {
+      if (session !== null && (typeof session === 'string' || !session.closed)) return session;
+      if (this.#closed) return 'the gateway is closed: the task has ended';
+      if (session !== null && this.#options.restart === false)
+        return `the ${server} server stopped and is not started again during this run`;
+      return this.#start(server);
+    });
+    this.#sessions.set(server, next);
+    return next;
   }
 
   async #start(server: string): Promise<ServerSession | string> {
@@ -164,6 +169,7 @@ export class McpGateway implements ExtraTools, GatewayCore {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
     for (const pending of sessions) {

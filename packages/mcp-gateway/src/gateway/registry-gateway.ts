@@ -27,7 +27,10 @@ export async function registryGatewayFactory(setup: GatewaySetup): Promise<Extra
 const usableIn = (record: RegistryFile['servers'][number], repository: string): boolean =>
   record.trust === 'trusted' && (record.repositories.includes('*') || record.repositories.includes(repository));
 
-async function gatewayFactory(setup: GatewaySetup): Promise<((worktree: string) => McpGateway) | undefined> {
+async function gatewayFactory(
+  setup: GatewaySetup,
+  extra: { readonly restart?: boolean } = {},
+): Promise<((worktree: string) => McpGateway) | undefined> {
   const path = registryPath(setup.home);
   const first = readRegistry(path);
   if (first._tag === 'Left') return undefined;
@@ -48,6 +51,7 @@ async function gatewayFactory(setup: GatewaySetup): Promise<((worktree: string) 
       secrets: vault,
       redactor: new Redactor(),
       wrap: wrapUntrusted,
+      ...extra,
     });
 }
 
@@ -84,12 +88,19 @@ export async function workerMcpServers(
     const problem = unusableBecause(read.right, name, setup.repository);
     if (problem !== null) return { problem };
   }
-  const factory = await gatewayFactory(setup);
+  const factory = await gatewayFactory(setup, { restart: false });
   if (factory === undefined) return { problem: 'no MCP server is usable for this repository (crustcore mcp list)' };
   const servers = setup.names.map((name) => ({
     name,
     serve: async (socketPath: string, worktree: string) => {
       const gateway = factory(worktree);
+      // Started now, before the worker runs: the server loads its code from a worktree the worker
+      // has not written yet (and, with restart off, never again from one it has).
+      const started = await gateway.session(name);
+      if (typeof started === 'string') {
+        await gateway.close();
+        throw new Error(`the MCP server ${name} did not start: ${started}`);
+      }
       const endpoint = await serveWorkerEndpoint(socketPath, { gateway, server: name, gate: setup.gate });
       return {
         close: async () => {

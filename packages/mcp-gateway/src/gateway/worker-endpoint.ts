@@ -44,11 +44,21 @@ const MAX_CONNECTIONS = 4;
  */
 export const MAX_WORKER_MESSAGE_BYTES = 1024 * 1024;
 
+/** Answers a worker has not read, at most: one that sends requests and never reads is cut off. */
+export const MAX_UNREAD_ANSWER_BYTES = 4 * 1024 * 1024;
+/** Tool calls one connection may have running at once (each holds a kernel call and a server call). */
+export const MAX_CALLS_IN_FLIGHT = 8;
+
 /** The socket's bytes, cut off (and the socket closed) at the first line over the bound. */
 function boundedLines(socket: Socket): Transform {
   let pending = 0;
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
+      if (socket.writableLength > MAX_UNREAD_ANSWER_BYTES) {
+        socket.destroy();
+        done();
+        return;
+      }
       let start = 0;
       for (let newline = chunk.indexOf(0x0a); newline !== -1; newline = chunk.indexOf(0x0a, newline + 1)) {
         if (pending + newline - start > MAX_WORKER_MESSAGE_BYTES) break;
@@ -81,7 +91,9 @@ export function approvedTools(gateway: GatewayCore, server: string): Tool[] {
       typeof schema === 'object' && schema !== null && (schema as { type?: unknown }).type === 'object'
         ? (schema as Tool['inputSchema'])
         : { type: 'object' as const };
-    const description = typeof definition?.description === 'string' ? definition.description.slice(0, 2_000) : '';
+    // Redacted like everything else of the server's the other side sees (a pinned description may hold a secret).
+    const text = typeof definition?.description === 'string' ? definition.description.slice(0, 2_000) : '';
+    const description = gateway.options.redactor.redactText(text);
     tools.push({ name, description, inputSchema });
   }
   return tools;
@@ -113,9 +125,17 @@ function serveConnection(socket: Socket, options: WorkerEndpointOptions): Server
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: approvedTools(options.gateway, options.server),
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) =>
-    callThroughGate(options, request.params.name, request.params.arguments ?? {}),
-  );
+  let inFlight = 0;
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    if (inFlight >= MAX_CALLS_IN_FLIGHT)
+      return errorResult(`more than ${MAX_CALLS_IN_FLIGHT} calls at once; wait for one to finish`);
+    inFlight += 1;
+    try {
+      return await callThroughGate(options, request.params.name, request.params.arguments ?? {});
+    } finally {
+      inFlight -= 1;
+    }
+  });
   const input = boundedLines(socket);
   socket.pipe(input);
   void server.connect(new StdioServerTransport(input, socket)).catch(() => socket.destroy());
@@ -140,7 +160,12 @@ export async function serveWorkerEndpoint(socketPath: string, options: WorkerEnd
     listener.once('error', reject);
     listener.listen(socketPath, () => resolve());
   });
-  chmodSync(socketPath, 0o600);
+  try {
+    chmodSync(socketPath, 0o600);
+  } catch (error) {
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
+    throw error;
+  }
   return {
     close: async () => {
       for (const socket of open) socket.destroy();

@@ -73,6 +73,9 @@ export interface WorkerMcpServer {
   readonly serve: (socketPath: string, worktree: string) => Promise<{ close(): Promise<void> }>;
 }
 
+/** What a Unix socket's path may hold on Linux (sun_path is 108 bytes with its NUL). */
+const MAX_SOCKET_PATH_BYTES = 107;
+
 /** Names a worker CLI's config can hold as they are (a TOML bare key, a JSON key, a tool prefix). */
 const MCP_SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -96,16 +99,28 @@ async function startMcpEndpoints(
   mkdirSync(directory, { mode: 0o700 });
   const node = realpathSync(process.execPath);
   const commands: WorkerMcpCommand[] = [];
-  for (const server of servers) {
-    if (!MCP_SERVER_NAME.test(server.name)) {
+  for (const [index, server] of servers.entries()) {
+    // Sockets named by position: a Unix socket path has ~107 bytes, and a long name must not cut it.
+    const socketPath = join(directory, `${index}.sock`);
+    const problem = !MCP_SERVER_NAME.test(server.name)
+      ? `the MCP server name ${JSON.stringify(server.name.slice(0, 64))} cannot be given to a worker`
+      : Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES
+        ? `the MCP socket path ${socketPath} is over ${MAX_SOCKET_PATH_BYTES} bytes: set TMPDIR to a shorter directory`
+        : null;
+    if (problem !== null) {
       await close();
-      return `the MCP server name ${JSON.stringify(server.name.slice(0, 64))} cannot be given to a worker`;
+      return problem;
     }
-    open.push(await server.serve(join(directory, `${server.name}.sock`), worktree));
+    try {
+      open.push(await server.serve(socketPath, worktree));
+    } catch (error) {
+      await close();
+      return (error as Error).message;
+    }
     commands.push({
       name: server.name,
       command: node,
-      args: [SANDBOX_LAYOUT.mcpBridge, `${SANDBOX_LAYOUT.mcpDirectory}/${server.name}.sock`],
+      args: [SANDBOX_LAYOUT.mcpBridge, `${SANDBOX_LAYOUT.mcpDirectory}/${index}.sock`],
     });
   }
   const binds = [
