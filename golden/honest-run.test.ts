@@ -262,25 +262,32 @@ describe('golden: failures that say what went wrong', { timeout: 240_000 }, () =
     expect(readFileSync(join(box.repo, 'src/math.js'), 'utf8')).toContain('a - b');
   });
 
-  it('CONTROL: the same failing setup is retried when the patch changes package.json (its failure may be the patch’s)', () => {
-    const box = makeRepo(WITH_LOCKFILE);
-    const run = crustcore(box, [
-      'run',
-      '--goal',
-      'fix',
-      '--setup',
-      'false',
-      '--worker',
-      `sh -c "echo >> package.json"`,
-      '--max-revisits',
-      '1',
-      '--approve',
-      'auto',
-      '--json',
-    ]);
-    expect(run.status, run.stdout + run.stderr).toBe(EXIT.verifyFailed);
-    expect(run.json?.attempts).toBe(2);
-  });
+  it.each([
+    ['package.json', 'echo >> package.json'],
+    ['.npmrc (classed as a secret-looking file)', 'echo fund=false >> .npmrc'],
+    ['a workspace manifest under test/', 'mkdir -p test/ws && echo {} > test/ws/package.json'],
+  ])(
+    'CONTROL: the same failing setup is retried when the patch changes %s (its failure may be the patch’s)',
+    (_what, edit) => {
+      const box = makeRepo(WITH_LOCKFILE);
+      const run = crustcore(box, [
+        'run',
+        '--goal',
+        'fix',
+        '--setup',
+        'false',
+        '--worker',
+        `sh -c "${edit}"`,
+        '--max-revisits',
+        '1',
+        '--approve',
+        'auto',
+        '--json',
+      ]);
+      expect(run.status, run.stdout + run.stderr).toBe(EXIT.verifyFailed);
+      expect(run.json?.attempts).toBe(2);
+    },
+  );
 
   it('a deterministic worker that proposes the same failing patch again is not retried', () => {
     const box = makeRepo(NODE_REPO);

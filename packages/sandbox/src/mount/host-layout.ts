@@ -5,6 +5,7 @@
  * would expose ~/.ssh, the host HOME and every secret under /etc.
  */
 import { accessSync, constants, existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { basename, dirname } from 'node:path';
 import { scriptNodeBinary } from './node-binary.js';
 import { isInside } from './path-shape.js';
@@ -97,9 +98,22 @@ export function systemMounts(): readonly SystemMount[] {
 export function nodeInstallPrefix(): string | null {
   const binary = scriptNodeBinary();
   if (binary === null) return null;
-  const binDirectory = dirname(binary);
+  const homes = [process.env.HOME, homedir(), process.env.CRUSTCORE_HOME].filter(
+    (home): home is string => typeof home === 'string' && home.startsWith('/'),
+  );
+  return nodeMountFor(binary, homes);
+}
+
+/**
+ * What to bind for the Node binary at `binary`: nothing under the system roots; otherwise its
+ * install prefix — unless that prefix holds a home (a `node` in `~/bin` has `~` as its prefix, and
+ * binding it would show every sandbox `~/.ssh` and CrustCore's own state): then the binary alone.
+ */
+export function nodeMountFor(binary: string, homes: readonly string[]): string | null {
   if (SYSTEM_ROOTS.some((root) => isInside(binary, root))) return null;
-  return basename(binDirectory) === 'bin' ? dirname(binDirectory) : binDirectory;
+  const binDirectory = dirname(binary);
+  const prefix = basename(binDirectory) === 'bin' ? dirname(binDirectory) : binDirectory;
+  return homes.some((home) => isInside(home, prefix)) ? binary : prefix;
 }
 
 /** PATH inside the sandbox when the caller gives none. */
