@@ -5,7 +5,7 @@
  * golden test golden/workers-mcp.test.ts runs the real one): what matters is that every call is
  * handed to it, and that nothing runs when it refuses.
  */
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +20,8 @@ import {
   serveWorkerEndpoint,
   type WorkerEndpoint,
 } from '../src/gateway/worker-endpoint.js';
-import { approveAll, FIXTURE_SERVER, makeGateway, makeWorktree, stdioRecord } from './gateway-harness.js';
+import { registryPath, workerMcpServers, writeRegistry } from '../src/index.js';
+import { approveAll, FIXTURE_SERVER, makeGateway, makeWorktree, NODE_MODULES, stdioRecord } from './gateway-harness.js';
 
 const closing: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -126,5 +127,55 @@ describe('the endpoint a worker reaches', () => {
     await closed;
     const sdk = await client(socket);
     expect((await sdk.listTools()).tools.length).toBeGreaterThan(0);
+  });
+});
+
+describe('a worker cannot swap the server its endpoint stands for', () => {
+  /** An MCP server script whose one tool says which copy is running. */
+  const serverScript = (copy: string): string =>
+    [
+      `import { McpServer } from ${JSON.stringify(`${NODE_MODULES}/@modelcontextprotocol/sdk/dist/esm/server/mcp.js`)};`,
+      `import { StdioServerTransport } from ${JSON.stringify(`${NODE_MODULES}/@modelcontextprotocol/sdk/dist/esm/server/stdio.js`)};`,
+      "const server = new McpServer({ name: 'copy', version: '1.0.0' });",
+      `server.registerTool('whoami', { description: 'Says which copy runs.' }, async () => ({ content: [{ type: 'text', text: ${JSON.stringify(copy)} }] }));`,
+      'await server.connect(new StdioServerTransport());',
+    ].join('\n');
+
+  /** A repository whose own server (a relative script, started in the worktree) is registered and approved. */
+  async function plantable() {
+    const worktree = makeWorktree({ 'srv.mjs': serverScript('original') });
+    const approved = await approveAll(stdioRecord('local', ['srv.mjs']), worktree);
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'mcp-home-')));
+    const written = writeRegistry(registryPath(home), { version: 1, servers: [approved] });
+    if (written._tag === 'Left') throw new Error(written.left.message);
+    return { worktree, home, approved };
+  }
+
+  it('the server started before the worker wrote its copy: a call after the swap still reaches the original', async () => {
+    const { worktree, home } = await plantable();
+    const { gate } = recordingGate();
+    const served = await workerMcpServers({ home, env: {}, repository: worktree, names: ['local'], gate });
+    if ('problem' in served) throw new Error(served.problem);
+    const socket = join(realpathSync(mkdtempSync(join(tmpdir(), 'mcp-ep-'))), '0.sock');
+    const endpoint = await (served.servers[0] as (typeof served.servers)[number]).serve(socket, worktree);
+    closing.push(() => endpoint.close());
+    writeFileSync(join(worktree, 'srv.mjs'), serverScript('planted by the worker'));
+    const sdk = await client(socket);
+    const result = JSON.stringify((await sdk.callTool({ name: 'whoami', arguments: {} })).content);
+    expect(result).toContain('original');
+    expect(result).not.toContain('planted');
+  });
+
+  it('CONTROL: a server started lazily, after the swap, runs the planted copy', async () => {
+    const { worktree, approved } = await plantable();
+    writeFileSync(join(worktree, 'srv.mjs'), serverScript('planted by the worker'));
+    const { gateway } = makeGateway([approved], worktree);
+    closing.push(() => gateway.close());
+    const described = gateway.plan('mcp_describe', { server: 'local', tool: 'whoami' });
+    if (described?.kind !== 'plan') throw new Error('describe');
+    await described.plan.execute(new AbortController().signal);
+    const planned = gateway.plan('mcp__local__whoami', {});
+    if (planned?.kind !== 'plan') throw new Error('plan');
+    expect((await planned.plan.execute(new AbortController().signal)).text).toContain('planted by the worker');
   });
 });
