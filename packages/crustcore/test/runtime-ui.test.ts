@@ -69,6 +69,33 @@ describe('approval channel', () => {
     }
   });
 
+  it('a tool call prompt shows the tool and its arguments, sanitized, and asks to allow the call', async () => {
+    const toolRequest: ApprovalRequest = {
+      ...request(true),
+      subject: 'tool',
+      operation: { op: 'net.connect', host: 'mcp://files/write_file', port: 0 },
+      description: 'connect to mcp://files/write_file:0',
+    };
+    const toolContext = {
+      ...context,
+      diffText: null,
+      toolCall: { tool: 'mcp__files__write_file', arguments: '{"path":"a\u202Eb","content":"x"}' },
+    };
+    const text = renderApprovalPrompt(toolRequest, toolContext, plain);
+    expect(text).toContain('tool      : mcp__files__write_file');
+    expect(text).toContain('arguments : {"path":"a\\u{202E}b","content":"x"}');
+    expect(text).not.toContain('\u202E');
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = '';
+    output.on('data', (chunk) => (shown += String(chunk)));
+    const pending = approvalChannel('ask', { input, output, style: plain }).resolve(toolRequest, toolContext);
+    input.end('yes\n');
+    expect((await pending).decision).toBe('granted');
+    expect(shown).toContain('Allow this call?');
+    expect(shown).not.toContain('Apply?');
+  });
+
   it('the prompt shows the kernel description and a sanitized diff, with a warning', () => {
     const text = renderApprovalPrompt(request(true), context, plain);
     expect(text).toContain('apply verified patch');

@@ -128,6 +128,11 @@ export interface ApprovalContext {
   readonly diffText: string | null;
   readonly files: readonly { readonly path: string; readonly status: string; readonly fileClass: string }[];
   readonly evidence: string | null;
+  /**
+   * For a tool call: the tool as the caller named it and its arguments (canonical JSON, cut at
+   * 2,000 characters), so the person sees what the call would do, not only its operation.
+   */
+  readonly toolCall?: { readonly tool: string; readonly arguments: string };
 }
 
 /**

@@ -355,6 +355,7 @@ export class TaskLoop {
         diffText: null,
         files: [],
         evidence: null,
+        toolCall: { tool: request.tool.slice(0, 200), arguments: argumentsPreview(request.args) },
       });
       const events = resolutionEvents(approval, answer);
       const genuine = events.pop() as PendingEvent;
@@ -672,4 +673,10 @@ export function patchVerifiedEvent(
     approvalId,
     nonce,
   };
+}
+
+/** A call's arguments as a person reads them in an approval: JSON, cut at 2,000 characters. */
+function argumentsPreview(args: unknown): string {
+  const text = JSON.stringify(args) ?? 'null';
+  return text.length <= 2_000 ? text : `${text.slice(0, 2_000)}… (${text.length} characters)`;
 }

@@ -8,6 +8,7 @@ import { type Action, type Approved, type Hash32, isApproved, makeId, type Opera
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type ApprovalChannel,
+  type ApprovalContext,
   type AttemptResult,
   type IntegrationResult,
   type LedgerSpine,
@@ -66,6 +67,8 @@ interface Fakes {
   integration: IntegrationResult;
   applied: Approved[];
   asked: Extract<Action, { kind: 'RequestApproval' }>[];
+  /** What the person was shown with each request. */
+  contexts: ApprovalContext[];
   cleanups: number;
   onAttempt?: (loop: TaskLoop) => Promise<void>;
 }
@@ -86,13 +89,15 @@ async function runLoop(
     integration: { kind: 'applied', journalId: 'j-1', detail: 'ok' },
     applied: [],
     asked: [],
+    contexts: [],
     cleanups: 0,
     ...fakes,
   };
   let loop: TaskLoop | null = null;
   const approvals: ApprovalChannel = {
-    resolve: async (request) => {
+    resolve: async (request, context) => {
       f.asked.push(request);
+      f.contexts.push(context);
       return { decision: f.answer, by: 'human' };
     },
   };
@@ -233,7 +238,13 @@ describe('TaskLoop with fake ports', () => {
           execute,
         });
         results.push(allowed.kind === 'result' ? allowed.output.receiptHash : allowed.kind);
-        const denied = await gate.call({ tool: 'run_command', args: {}, operation: exec, actor: 'agent', execute });
+        const denied = await gate.call({
+          tool: 'run_command',
+          args: { argv: ['curl', 'x'] },
+          operation: exec,
+          actor: 'agent',
+          execute,
+        });
         results.push(denied.kind);
       },
     });
@@ -241,6 +252,8 @@ describe('TaskLoop with fake ports', () => {
     expect(results[1]).toBe('denied');
     expect(ran).toBe(1);
     expect(f.asked[0]?.subject).toBe('tool');
+    // The person saw the call itself, not only its operation.
+    expect(f.contexts[0]?.toolCall).toEqual({ tool: 'run_command', arguments: '{"argv":["curl","x"]}' });
   });
 
   it('SpawnSubagent within budget, DenySubagent beyond it', async () => {

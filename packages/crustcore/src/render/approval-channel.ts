@@ -24,6 +24,10 @@ export function renderApprovalPrompt(request: ApprovalRequest, context: Approval
   lines.push(style.bold('Approval needed'));
   lines.push(`  operation : ${sanitizeForTerminal(request.description)}`);
   lines.push(`  approval  : ${request.approvalId} (bound to operation ${request.opHash.slice(0, 16)}…)`);
+  if (context.toolCall !== undefined) {
+    lines.push(`  tool      : ${sanitizeForTerminal(context.toolCall.tool)}`);
+    lines.push(`  arguments : ${sanitizeForTerminal(context.toolCall.arguments)}`);
+  }
   if (context.evidence) lines.push(`  evidence  : ${sanitizeForTerminal(context.evidence)}`);
   if (request.risks.length) lines.push(`  risks     : ${style.yellow(request.risks.join(', '))}`);
   if (context.files.length) {
@@ -98,7 +102,7 @@ export function approvalChannel(
       terminal.output.write(`${renderApprovalPrompt(request, context, terminal.style)}\n`);
       const answer = await readLine(
         terminal,
-        `${terminal.style.bold('Apply?')} type "yes" to approve, anything else denies: `,
+        `${terminal.style.bold(request.subject === 'tool' ? 'Allow this call?' : 'Apply?')} type "yes" to approve, anything else denies: `,
         options.timeoutMs ?? 10 * 60_000,
       );
       const granted = answer !== null && /^\s*(y|yes)\s*$/i.test(answer);
