@@ -166,6 +166,25 @@ describe('a worker cannot swap the server its endpoint stands for', () => {
     expect(result).not.toContain('planted');
   });
 
+  it('a later attempt (a new endpoint on the same worktree) still reaches the server started before the first', async () => {
+    const { worktree, home } = await plantable();
+    const { gate } = recordingGate();
+    const served = await workerMcpServers({ home, env: {}, repository: worktree, names: ['local'], gate });
+    if ('problem' in served) throw new Error(served.problem);
+    const server = served.servers[0] as (typeof served.servers)[number];
+    const first = await server.serve(join(realpathSync(mkdtempSync(join(tmpdir(), 'mcp-ep-'))), '0.sock'), worktree);
+    await first.close();
+    // Attempt 1's worker swapped the server; attempt 2 gets a new endpoint on the same worktree.
+    writeFileSync(join(worktree, 'srv.mjs'), serverScript('planted by the worker'));
+    const socket = join(realpathSync(mkdtempSync(join(tmpdir(), 'mcp-ep-'))), '0.sock');
+    const second = await server.serve(socket, worktree);
+    closing.push(() => second.close());
+    const sdk = await client(socket);
+    const result = JSON.stringify((await sdk.callTool({ name: 'whoami', arguments: {} })).content);
+    expect(result).toContain('original');
+    expect(result).not.toContain('planted');
+  });
+
   it('CONTROL: a server started lazily, after the swap, runs the planted copy', async () => {
     const { worktree, approved } = await plantable();
     writeFileSync(join(worktree, 'srv.mjs'), serverScript('planted by the worker'));

@@ -4,8 +4,11 @@
  * home would show every sandbox the user's `~/.ssh` and CrustCore's own state, so then only the
  * binary is bound. The CONTROL is the rule without the homes: it would bind the whole home.
  */
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { nodeMountFor } from '../src/mount/host-layout.js';
+import { nodeMountFor, resolvedHomes } from '../src/mount/host-layout.js';
 
 describe('the Node binary a sandbox sees', () => {
   it('nothing under the system roots; the install prefix elsewhere', () => {
@@ -26,5 +29,19 @@ describe('the Node binary a sandbox sees', () => {
   it('CONTROL: without the homes, the same binaries would bind the whole home', () => {
     expect(nodeMountFor('/home/u/bin/node', [])).toBe('/home/u');
     expect(nodeMountFor('/srv/bin/node', [])).toBe('/srv');
+  });
+});
+
+describe('homes as the binary sees them', () => {
+  it('a home reached through a symlink, or spelled with doubled slashes, still keeps its prefix out', () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'node-mount-')));
+    mkdirSync(join(root, 'data', 'u', 'bin'), { recursive: true });
+    symlinkSync(join(root, 'data', 'u'), join(root, 'home-u'));
+    const binary = join(root, 'data', 'u', 'bin', 'node');
+    expect(nodeMountFor(binary, resolvedHomes([join(root, 'home-u')]))).toBe(binary);
+    expect(nodeMountFor(binary, resolvedHomes([`${root}//data//u/`]))).toBe(binary);
+    expect(resolvedHomes(['', 'relative', undefined])).toEqual([]);
+    // CONTROL: compared as spelled, the symlinked home would not be seen inside the prefix.
+    expect(nodeMountFor(binary, [join(root, 'home-u')])).toBe(join(root, 'data', 'u'));
   });
 });

@@ -90,24 +90,24 @@ export async function workerMcpServers(
   }
   const factory = await gatewayFactory(setup, { restart: false });
   if (factory === undefined) return { problem: 'no MCP server is usable for this repository (crustcore mcp list)' };
+  // One gateway per task worktree, kept for every attempt: a task's attempts share its worktree, and
+  // a server started for a later attempt would load its code from what an earlier worker wrote.
+  const gateways = new Map<string, McpGateway>();
   const servers = setup.names.map((name) => ({
     name,
     serve: async (socketPath: string, worktree: string) => {
-      const gateway = factory(worktree);
-      // Started now, before the worker runs: the server loads its code from a worktree the worker
-      // has not written yet (and, with restart off, never again from one it has).
-      const started = await gateway.session(name);
-      if (typeof started === 'string') {
-        await gateway.close();
-        throw new Error(`the MCP server ${name} did not start: ${started}`);
+      let gateway = gateways.get(worktree);
+      if (gateway === undefined) {
+        gateway = factory(worktree);
+        gateways.set(worktree, gateway);
       }
+      // Started at the task's first attempt, before its worker runs, and (restart off) never again:
+      // the server's code is what the worktree held before any worker wrote to it.
+      const started = await gateway.session(name);
+      if (typeof started === 'string') throw new Error(`the MCP server ${name} did not start: ${started}`);
       const endpoint = await serveWorkerEndpoint(socketPath, { gateway, server: name, gate: setup.gate });
-      return {
-        close: async () => {
-          await endpoint.close();
-          await gateway.close();
-        },
-      };
+      // The endpoint goes with the attempt; the servers stay until the command ends (their sandboxes die with it).
+      return { close: () => endpoint.close() };
     },
   }));
   return { servers };

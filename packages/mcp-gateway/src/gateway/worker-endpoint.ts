@@ -9,7 +9,7 @@
  */
 import { chmodSync } from 'node:fs';
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
-import { Transform } from 'node:stream';
+import { Transform, Writable } from 'node:stream';
 import type { ToolGate } from '@crustcore/agent';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -29,6 +29,8 @@ export interface WorkerEndpointOptions {
   readonly server: string;
   /** The kernel's gate for the task the worker runs in. */
   readonly gate: ToolGate;
+  /** Told when a connection is cut off for passing a bound (diagnostics; tests wait on it). */
+  readonly onCutOff?: (reason: 'message-too-long' | 'unread-answers') => void;
 }
 
 export interface WorkerEndpoint {
@@ -49,13 +51,29 @@ export const MAX_UNREAD_ANSWER_BYTES = 4 * 1024 * 1024;
 /** Tool calls one connection may have running at once (each holds a kernel call and a server call). */
 export const MAX_CALLS_IN_FLIGHT = 8;
 
+/**
+ * The answers' way to the socket: a worker that does not read them loses the connection once more
+ * than the bound waits, checked on every answer (not only when the worker sends again).
+ */
+function boundedAnswers(socket: Socket, cutOff: (reason: 'unread-answers') => void): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      if (!socket.destroyed) {
+        socket.write(chunk);
+        if (socket.writableLength > MAX_UNREAD_ANSWER_BYTES) cutOff('unread-answers');
+      }
+      done();
+    },
+  });
+}
+
 /** The socket's bytes, cut off (and the socket closed) at the first line over the bound. */
-function boundedLines(socket: Socket): Transform {
+function boundedLines(socket: Socket, cutOff: (reason: 'message-too-long' | 'unread-answers') => void): Transform {
   let pending = 0;
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
       if (socket.writableLength > MAX_UNREAD_ANSWER_BYTES) {
-        socket.destroy();
+        cutOff('unread-answers');
         done();
         return;
       }
@@ -67,7 +85,7 @@ function boundedLines(socket: Socket): Transform {
       }
       pending += chunk.length - start;
       if (pending > MAX_WORKER_MESSAGE_BYTES) {
-        socket.destroy();
+        cutOff('message-too-long');
         done();
         return;
       }
@@ -136,9 +154,14 @@ function serveConnection(socket: Socket, options: WorkerEndpointOptions): Server
       inFlight -= 1;
     }
   });
-  const input = boundedLines(socket);
+  const cutOff = (reason: 'message-too-long' | 'unread-answers'): void => {
+    if (socket.destroyed) return;
+    socket.destroy();
+    options.onCutOff?.(reason);
+  };
+  const input = boundedLines(socket, cutOff);
   socket.pipe(input);
-  void server.connect(new StdioServerTransport(input, socket)).catch(() => socket.destroy());
+  void server.connect(new StdioServerTransport(input, boundedAnswers(socket, cutOff))).catch(() => socket.destroy());
   socket.on('close', () => void server.close().catch(() => undefined));
   socket.on('error', () => socket.destroy());
   return server;

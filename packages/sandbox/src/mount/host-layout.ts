@@ -4,9 +4,9 @@
  * running Node binary when it lives outside them. Never the whole root: that
  * would expose ~/.ssh, the host HOME and every secret under /etc.
  */
-import { accessSync, constants, existsSync, lstatSync, readlinkSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { basename, dirname } from 'node:path';
+import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { homedir, userInfo } from 'node:os';
+import { basename, dirname, resolve } from 'node:path';
 import { scriptNodeBinary } from './node-binary.js';
 import { isInside } from './path-shape.js';
 
@@ -98,10 +98,32 @@ export function systemMounts(): readonly SystemMount[] {
 export function nodeInstallPrefix(): string | null {
   const binary = scriptNodeBinary();
   if (binary === null) return null;
-  const homes = [process.env.HOME, homedir(), process.env.CRUSTCORE_HOME].filter(
-    (home): home is string => typeof home === 'string' && home.startsWith('/'),
-  );
-  return nodeMountFor(binary, homes);
+  return nodeMountFor(binary, resolvedHomes([process.env.HOME, homedir(), accountHome(), process.env.CRUSTCORE_HOME]));
+}
+
+/** The account's own home, whatever HOME says (an empty or different HOME must not hide it). */
+function accountHome(): string | undefined {
+  try {
+    return userInfo().homedir;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Each home as the binary's path is, normalized and through its symlinks (when it exists). */
+export function resolvedHomes(homes: readonly (string | undefined)[]): string[] {
+  const resolved = new Set<string>();
+  for (const home of homes) {
+    if (typeof home !== 'string' || !home.startsWith('/')) continue;
+    const normal = resolve(home);
+    resolved.add(normal);
+    try {
+      resolved.add(realpathSync(normal));
+    } catch {
+      // Not there: the normalized spelling is all there is to compare.
+    }
+  }
+  return [...resolved];
 }
 
 /**
