@@ -67,7 +67,12 @@ export function cliAsync(
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 180_000);
+    const limitMs = options.timeoutMs ?? 180_000;
+    // A process that finished its work but never exits (a handle left open) fails with a reason, not a bare null status.
+    const timer = setTimeout(() => {
+      stderr += `\n[harness] killed: the CLI had not exited after ${limitMs} ms`;
+      child.kill('SIGKILL');
+    }, limitMs);
     child.on('error', reject);
     child.on('close', (status) => {
       clearTimeout(timer);

@@ -5,7 +5,7 @@
  * golden test golden/workers-mcp.test.ts runs the real one): what matters is that every call is
  * handed to it, and that nothing runs when it refuses.
  */
-import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -157,8 +157,9 @@ describe('a worker cannot swap the server its endpoint stands for', () => {
     const served = await workerMcpServers({ home, env: {}, repository: worktree, names: ['local'], gate });
     if ('problem' in served) throw new Error(served.problem);
     const socket = join(realpathSync(mkdtempSync(join(tmpdir(), 'mcp-ep-'))), '0.sock');
-    const endpoint = await (served.servers[0] as (typeof served.servers)[number]).serve(socket, worktree);
-    closing.push(() => endpoint.close());
+    const server = served.servers[0] as (typeof served.servers)[number];
+    const endpoint = await server.serve(socket, worktree);
+    closing.push(() => endpoint.close(), server.release);
     writeFileSync(join(worktree, 'srv.mjs'), serverScript('planted by the worker'));
     const sdk = await client(socket);
     const result = JSON.stringify((await sdk.callTool({ name: 'whoami', arguments: {} })).content);
@@ -178,7 +179,7 @@ describe('a worker cannot swap the server its endpoint stands for', () => {
     writeFileSync(join(worktree, 'srv.mjs'), serverScript('planted by the worker'));
     const socket = join(realpathSync(mkdtempSync(join(tmpdir(), 'mcp-ep-'))), '0.sock');
     const second = await server.serve(socket, worktree);
-    closing.push(() => second.close());
+    closing.push(() => second.close(), server.release);
     const sdk = await client(socket);
     const result = JSON.stringify((await sdk.callTool({ name: 'whoami', arguments: {} })).content);
     expect(result).toContain('original');
@@ -196,5 +197,34 @@ describe('a worker cannot swap the server its endpoint stands for', () => {
     const planned = gateway.plan('mcp__local__whoami', {});
     if (planned?.kind !== 'plan') throw new Error('plan');
     expect((await planned.plan.execute(new AbortController().signal)).text).toContain('planted by the worker');
+  });
+
+  /** Live processes whose command line names `text` (the sandbox names the worktree it binds). */
+  const processesNaming = (text: string): number =>
+    readdirSync('/proc').filter((entry) => {
+      if (!/^\d+$/.test(entry)) return false;
+      try {
+        return readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false; // ended while listed
+      }
+    }).length;
+
+  it("release (the task's end) stops the servers kept across attempts; a serve after it starts nothing", async () => {
+    const { worktree, home } = await plantable();
+    const { gate } = recordingGate();
+    const served = await workerMcpServers({ home, env: {}, repository: worktree, names: ['local'], gate });
+    if ('problem' in served) throw new Error(served.problem);
+    const server = served.servers[0] as (typeof served.servers)[number];
+    const endpoint = await server.serve(join(realpathSync(mkdtempSync(join(tmpdir(), 'mcp-ep-'))), '0.sock'), worktree);
+    await endpoint.close();
+    // CONTROL: the attempt's endpoint is closed, yet the server is kept for the next attempt.
+    expect(processesNaming(worktree)).toBeGreaterThan(0);
+    await server.release();
+    expect(processesNaming(worktree)).toBe(0);
+    await expect(
+      server.serve(join(realpathSync(mkdtempSync(join(tmpdir(), 'mcp-ep-'))), '0.sock'), worktree),
+    ).rejects.toThrow(/after its task ended/);
+    expect(processesNaming(worktree)).toBe(0);
   });
 });

@@ -128,6 +128,27 @@ function abortReasonText(value: unknown): string {
   return typeof reason?.message === 'string' && reason.message !== '' ? reason.message : 'interrupted by the user';
 }
 
+/** The backend is made before the task loop that owns the gate: its calls go to the loop's gate once bound. */
+function lateBoundToolGate(): { readonly toolGate: ToolGate; readonly bind: (gate: ToolGate) => void } {
+  let bound: ToolGate | null = null;
+  const gateOf = (): ToolGate => {
+    if (bound === null) throw new Error('tool gate used before the task loop started');
+    return bound;
+  };
+  const toolGate: ToolGate = {
+    call: (request) => gateOf().call(request),
+    modelTurn: (usage) => gateOf().modelTurn(usage),
+    spawnSubagent: (role) => gateOf().spawnSubagent(role),
+    steered: (text) => gateOf().steered(text),
+  };
+  return {
+    toolGate,
+    bind: (gate) => {
+      bound = gate;
+    },
+  };
+}
+
 export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
   const clockMs = options.clockMs ?? Date.now;
   const opened = await (options.opened ?? openRepository(options.dir));
@@ -166,26 +187,17 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
   };
   let outcome: TaskOutcome;
   let session: VerifySession | null = null;
+  let backend: CodingBackend | null = null;
   const pendingNotes: Promise<void>[] = [];
   try {
-    let bound: ToolGate | null = null;
-    const gateOf = (): ToolGate => {
-      if (bound === null) throw new Error('tool gate used before the task loop started');
-      return bound;
-    };
-    const toolGate: ToolGate = {
-      call: (request) => gateOf().call(request),
-      modelTurn: (usage) => gateOf().modelTurn(usage),
-      spawnSubagent: (role) => gateOf().spawnSubagent(role),
-      steered: (text) => gateOf().steered(text),
-    };
+    const { toolGate, bind } = lateBoundToolGate();
     const note = (kind: string, payload: Readonly<Record<string, unknown>>): void => {
       pendingNotes.push(
         recorder.appendNote(kind, options.taskId, JSON.parse(JSON.stringify(payload))).catch(() => undefined),
       );
     };
     const workerPathFor = workerEnvironment?.pathFor ?? null;
-    const backend = await options.makeBackend({ workerCap, workerPathFor, toolGate, note });
+    backend = await options.makeBackend({ workerCap, workerPathFor, toolGate, note });
     let loopRef: TaskLoop | null = null;
     session = new VerifySession({
       repo,
@@ -232,7 +244,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
         steps: spine,
       },
     );
-    bound = loop.toolGate();
+    bind(loop.toolGate());
     loopRef = loop;
     const stopReason = (): string => abortReasonText(options.signal?.reason);
     // A TaskKillRequest as the abort reason (the daemon's `kill`) is a kill, anything else a cancel.
@@ -248,6 +260,8 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
     options.signal?.removeEventListener('abort', onAbort);
     await spine.compact(options.taskId);
   } finally {
+    // What the backend keeps across attempts (a worker's MCP servers) ends with the task, or the process never exits.
+    await backend?.close?.().catch(() => undefined);
     await Promise.all([...pendingNotes, warm.release()]);
     await spine.close();
   }

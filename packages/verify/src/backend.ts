@@ -114,6 +114,12 @@ export interface CodingBackend {
    */
   readonly worksBeforeRun?: boolean;
   run(input: WorkerInput, context: BackendContext): Promise<BackendResult>;
+  /**
+   * Releases what the backend holds for the task's whole life (a worker's MCP servers live across
+   * attempts); called once when the task ends, however it ends. A process that still holds them
+   * would never exit.
+   */
+  close?(): Promise<void>;
 }
 
 export const BACKEND_LIMITS = {

@@ -59,6 +59,8 @@ async function gatewayFactory(
 export interface WorkerMcpServerSpec {
   readonly name: string;
   readonly serve: (socketPath: string, worktree: string) => Promise<{ close(): Promise<void> }>;
+  /** Stops every gateway (and its servers) this task started; later `serve` calls start nothing. */
+  readonly release: () => Promise<void>;
 }
 
 /** Why `name` cannot be given to a worker here, with what to do; null when it can. */
@@ -93,9 +95,18 @@ export async function workerMcpServers(
   // One gateway per task worktree, kept for every attempt: a task's attempts share its worktree, and
   // a server started for a later attempt would load its code from what an earlier worker wrote.
   const gateways = new Map<string, McpGateway>();
+  let released = false;
+  const release = async (): Promise<void> => {
+    released = true;
+    const all = [...gateways.values()];
+    gateways.clear();
+    await Promise.all(all.map((gateway) => gateway.close()));
+  };
   const servers = setup.names.map((name) => ({
     name,
+    release,
     serve: async (socketPath: string, worktree: string) => {
+      if (released) throw new Error(`the MCP server ${name} was asked for after its task ended`);
       let gateway = gateways.get(worktree);
       if (gateway === undefined) {
         gateway = factory(worktree);
@@ -106,7 +117,7 @@ export async function workerMcpServers(
       const started = await gateway.session(name);
       if (typeof started === 'string') throw new Error(`the MCP server ${name} did not start: ${started}`);
       const endpoint = await serveWorkerEndpoint(socketPath, { gateway, server: name, gate: setup.gate });
-      // The endpoint goes with the attempt; the servers stay until the command ends (their sandboxes die with it).
+      // The endpoint goes with the attempt; the servers stay until the task ends (release).
       return { close: () => endpoint.close() };
     },
   }));

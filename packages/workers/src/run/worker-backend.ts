@@ -71,6 +71,8 @@ export const SANDBOX_LAYOUT = Object.freeze({
 export interface WorkerMcpServer {
   readonly name: string;
   readonly serve: (socketPath: string, worktree: string) => Promise<{ close(): Promise<void> }>;
+  /** Stops what `serve` started for the task (its server outlives each attempt's endpoint). */
+  readonly release?: () => Promise<void>;
 }
 
 /** What a Unix socket's path may hold on Linux (sun_path is 108 bytes with its NUL). */
@@ -289,6 +291,11 @@ export class WorkerCliBackend implements CodingBackend {
     this.#spec = spec;
     this.#options = options;
     this.name = spec.name;
+  }
+
+  /** The task ended: the MCP servers kept across its attempts stop (each release is idempotent). */
+  async close(): Promise<void> {
+    for (const server of this.#options.mcpServers ?? []) await server.release?.();
   }
 
   async run(input: WorkerInput, context: BackendContext): Promise<BackendResult> {
