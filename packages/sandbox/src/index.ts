@@ -72,6 +72,7 @@ export {
   type SandboxRunSpec,
 } from './run-sandboxed.js';
 export type { CapturedStream } from './runner/captured-stream.js';
+export { runTrustedHostCommand } from './runner/host-command.js';
 export {
   KILL_GRACE_MS,
   type ProcessResult,
@@ -79,7 +80,6 @@ export {
   type ProcessStartError,
   type ProcessStartFailure,
   type RunObserver,
-  runTrustedHostCommand,
 } from './runner/process-runner.js';
 export { seccompProgram } from './seccomp/seccomp-filter.js';
 export { type ArgCondition, ERRNO, SECCOMP_RULES, type SeccompRule } from './seccomp/seccomp-policy.js';

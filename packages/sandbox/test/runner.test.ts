@@ -3,15 +3,27 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type ProcessSpec, runTrustedHostCommand } from '../src/index.js';
+import { type ProcessResult, type ProcessSpec, runTrustedHostCommand } from '../src/index.js';
+import { runTrustedHostCommandDirect } from '../src/runner/host-command.js';
 import { waitUntilGone } from './process-state.js';
 
 const env = { PATH: '/usr/bin:/bin' };
 const base = { cwd: '/tmp', env, timeoutMs: 10_000, maxOutputBytes: 1 << 20 } as const;
 
-describe('runTrustedHostCommand', () => {
+type Runner = (spec: ProcessSpec) => Promise<ProcessResult>;
+
+// One contract, two ways to start a child: the spawn broker (perl forks it) and Node's own spawn.
+describe.each<[string, Runner, string]>([
+  ['through the spawn broker', runTrustedHostCommand, 'perl'],
+  ['spawned by Node', runTrustedHostCommandDirect, 'node'],
+])('runTrustedHostCommand %s', (_way, run, parent) => {
+  it(`the child's parent is ${parent}`, async () => {
+    const r = await run({ ...base, argv: ['/bin/sh', '-c', 'cat /proc/$PPID/comm'] });
+    expect(r.stdout.text.trim()).toBe(parent);
+  });
+
   it('captures stdout, stderr and the exit code', async () => {
-    const r = await runTrustedHostCommand({ ...base, argv: ['/bin/sh', '-c', 'echo out; echo err >&2; exit 3'] });
+    const r = await run({ ...base, argv: ['/bin/sh', '-c', 'echo out; echo err >&2; exit 3'] });
     expect(r.startError).toBeNull();
     expect(r.exitCode).toBe(3);
     expect(r.signal).toBeNull();
@@ -24,7 +36,7 @@ describe('runTrustedHostCommand', () => {
   it('passes exactly the given env, never process.env', async () => {
     process.env.CRUSTCORE_RUNNER_LEAK = 'leak';
     try {
-      const r = await runTrustedHostCommand({ ...base, env: { ONLY: 'this' }, argv: ['/usr/bin/env'] });
+      const r = await run({ ...base, env: { ONLY: 'this' }, argv: ['/usr/bin/env'] });
       expect(r.stdout.text).toBe('ONLY=this\n');
     } finally {
       delete process.env.CRUSTCORE_RUNNER_LEAK;
@@ -32,34 +44,34 @@ describe('runTrustedHostCommand', () => {
   });
 
   it('feeds stdin and closes it by default', async () => {
-    const fed = await runTrustedHostCommand({ ...base, argv: ['/bin/cat'], stdin: 'hello' });
+    const fed = await run({ ...base, argv: ['/bin/cat'], stdin: 'hello' });
     expect(fed.stdout.text).toBe('hello');
-    const closed = await runTrustedHostCommand({ ...base, argv: ['/bin/cat'] });
+    const closed = await run({ ...base, argv: ['/bin/cat'] });
     expect(closed.exitCode).toBe(0);
     expect(closed.stdout.text).toBe('');
   });
 
   it('returns ENOENT as a typed start error, never a rejection', async () => {
-    const r = await runTrustedHostCommand({ ...base, argv: ['/nonexistent/crustcore-no-such-binary'] });
+    const r = await run({ ...base, argv: ['/nonexistent/crustcore-no-such-binary'] });
     expect(r.startError).toMatchObject({ _tag: 'ProcessStartError', reason: 'NotFound', code: 'ENOENT' });
     expect(r.exitCode).toBeNull();
-    const onPath = await runTrustedHostCommand({ ...base, argv: ['crustcore-no-such-binary'] });
+    const onPath = await run({ ...base, argv: ['crustcore-no-such-binary'] });
     expect(onPath.startError?.reason).toBe('NotFound');
   });
 
   it('reports a missing cwd and malformed specs as typed values', async () => {
-    const missing = await runTrustedHostCommand({ ...base, cwd: '/nonexistent-dir-crustcore', argv: ['/bin/true'] });
+    const missing = await run({ ...base, cwd: '/nonexistent-dir-crustcore', argv: ['/bin/true'] });
     expect(missing.startError?.reason).toBe('CwdNotFound');
-    const relative = await runTrustedHostCommand({ ...base, cwd: 'relative', argv: ['/bin/true'] });
+    const relative = await run({ ...base, cwd: 'relative', argv: ['/bin/true'] });
     expect(relative.startError?.reason).toBe('InvalidSpec');
-    const nul = await runTrustedHostCommand({ ...base, argv: ['/bin/echo', 'a\u0000b'] });
+    const nul = await run({ ...base, argv: ['/bin/echo', 'a\u0000b'] });
     expect(nul.startError?.reason).toBe('InvalidSpec');
-    const badTimeout = await runTrustedHostCommand({ ...base, timeoutMs: 0, argv: ['/bin/true'] });
+    const badTimeout = await run({ ...base, timeoutMs: 0, argv: ['/bin/true'] });
     expect(badTimeout.startError?.reason).toBe('InvalidSpec');
   });
 
   it('kills the whole process group on timeout', async () => {
-    const r = await runTrustedHostCommand({
+    const r = await run({
       ...base,
       timeoutMs: 300,
       // The background sleep is a grandchild in the same group.
@@ -74,7 +86,7 @@ describe('runTrustedHostCommand', () => {
   });
 
   it('escalates to SIGKILL when SIGTERM is ignored', async () => {
-    const r = await runTrustedHostCommand({
+    const r = await run({
       ...base,
       timeoutMs: 200,
       argv: ['/bin/sh', '-c', "trap '' TERM; sleep 60"],
@@ -86,14 +98,14 @@ describe('runTrustedHostCommand', () => {
   it('cancels via AbortSignal, before and during the run', async () => {
     const before = new AbortController();
     before.abort();
-    const early = await runTrustedHostCommand({ ...base, argv: ['/bin/true'], signal: before.signal });
+    const early = await run({ ...base, argv: ['/bin/true'], signal: before.signal });
     expect(early.cancelled).toBe(true);
     expect(early.exitCode).toBeNull();
 
     // Aborted only once the child has really started (it writes a file, then sleeps).
     const ready = join(mkdtempSync(join(tmpdir(), 'runner-abort-')), 'started');
     const during = new AbortController();
-    const pending = runTrustedHostCommand({
+    const pending = run({
       ...base,
       argv: ['/bin/sh', '-c', `: > '${ready}'; exec /bin/sleep 60`],
       signal: during.signal,
@@ -109,7 +121,7 @@ describe('runTrustedHostCommand', () => {
   it('keeps head and tail, marks truncation, and hashes every byte', async () => {
     const script = 'printf HEAD; head -c 100000 /dev/zero | tr "\\0" x; printf TAIL';
     const spec: ProcessSpec = { ...base, maxOutputBytes: 64, argv: ['/bin/sh', '-c', script] };
-    const r = await runTrustedHostCommand(spec);
+    const r = await run(spec);
     expect(r.stdout.totalBytes).toBe(100_008);
     expect(r.stdout.truncated).toBe(true);
     expect(r.stdout.text.startsWith('HEADxxxx')).toBe(true);
@@ -120,7 +132,7 @@ describe('runTrustedHostCommand', () => {
   });
 
   it('does not leave a group member alive after a normal exit', async () => {
-    const r = await runTrustedHostCommand({ ...base, argv: ['/bin/sh', '-c', 'sleep 60 >/dev/null 2>&1 & echo $!'] });
+    const r = await run({ ...base, argv: ['/bin/sh', '-c', 'sleep 60 >/dev/null 2>&1 & echo $!'] });
     expect(r.exitCode).toBe(0);
     const straggler = Number(r.stdout.text.trim());
     // SIGKILL is sent at exit, before the result resolves; delivery takes a moment.

@@ -93,7 +93,7 @@ export interface ProcessResult {
 /** Time between SIGTERM and SIGKILL when a run is stopped. */
 export const KILL_GRACE_MS = 500;
 /** After the main process exits, how long leftover pipe holders may keep stdout/stderr open. */
-const DRAIN_AFTER_EXIT_MS = 2_000;
+export const DRAIN_AFTER_EXIT_MS = 2_000;
 const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1_000;
 const MAX_OUTPUT_BYTES = 1 << 30;
 const MAX_ARGV_ITEMS = 100_000;
@@ -191,8 +191,8 @@ interface Launch {
   readonly direct: boolean;
 }
 
-/** Checks the spec, resolves the program and builds the launcher argv; a start failure otherwise. */
-function prepareLaunch(spec: ProcessSpec, hooks: RunHooks): Launch | ProcessResult {
+/** Checks the spec and its directory and resolves the program to a path; a start failure otherwise. */
+export function resolveLaunchProgram(spec: ProcessSpec): string | ProcessResult {
   const problem = checkProcessSpec(spec);
   if (problem !== null) return startFailed('InvalidSpec', null, problem);
   if (spec.signal?.aborted === true) return startFailed('SpawnFailed', null, 'cancelled before start', true);
@@ -208,9 +208,17 @@ function prepareLaunch(spec: ProcessSpec, hooks: RunHooks): Launch | ProcessResu
   if (found._tag === 'Missing') {
     return startFailed(reasonFor(found.code), found.code, `cannot start ${program}: ${found.code}`);
   }
+  return found.path;
+}
+
+/** Checks the spec, resolves the program and builds the launcher argv; a start failure otherwise. */
+function prepareLaunch(spec: ProcessSpec, hooks: RunHooks): Launch | ProcessResult {
+  const resolved = resolveLaunchProgram(spec);
+  if (typeof resolved !== 'string') return resolved;
+  const found = { path: resolved };
   const carriesInput = hooks.descriptor3Input !== undefined;
   if (inheritableDescriptors()?.length === 0) {
-    return { file: found.path, args: spec.argv.slice(1), argv0: program, carriesInput, direct: true };
+    return { file: found.path, args: spec.argv.slice(1), argv0: spec.argv[0], carriesInput, direct: true };
   }
   const perl = findHostTool('perl');
   if (perl === null) {
@@ -400,16 +408,4 @@ function superviseChild(
     if (spec.stdin === undefined) child.stdin?.end();
     else child.stdin?.end(typeof spec.stdin === 'string' ? Buffer.from(spec.stdin, 'utf8') : spec.stdin);
   });
-}
-
-/**
- * Runs a fixed, trusted host binary (git) WITHOUT a sandbox. For
- * `@crustcore/confine` and `@crustcore/verify` only; model-chosen commands
- * go through `runSandboxed`. The child gets exactly `spec.env`, its own
- * process group, bounded output, and is killed with its group on timeout or
- * abort. A program that cannot be started resolves with `startError` set
- * (`reason: 'NotFound'` for ENOENT); the promise never rejects.
- */
-export function runTrustedHostCommand(spec: ProcessSpec): Promise<ProcessResult> {
-  return runProcess(spec);
 }

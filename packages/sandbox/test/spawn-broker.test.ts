@@ -1,0 +1,72 @@
+/**
+ * What only the spawn broker has (runner.test.ts holds it to runProcess's contract): the socket its
+ * children connect their streams to, claimed with a per-run token, and what happens when the broker
+ * itself dies.
+ */
+import { existsSync, mkdtempSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SpawnBroker } from '../src/runner/spawn-broker.js';
+import { waitUntilGone } from './process-state.js';
+
+const base = { cwd: '/tmp', env: { PATH: '/usr/bin:/bin' }, timeoutMs: 30_000, maxOutputBytes: 1 << 20 } as const;
+
+function startBroker(): SpawnBroker {
+  const broker = SpawnBroker.start();
+  if (broker === null) throw new Error('perl is needed for the spawn broker');
+  return broker;
+}
+
+/** Resolves once the file exists: the child's own handshake. */
+async function appeared(path: string): Promise<void> {
+  while (!existsSync(path)) await new Promise((resume) => setTimeout(resume, 10));
+}
+
+describe('the spawn broker', () => {
+  it('keeps its socket in a directory only this user can enter', () => {
+    const broker = startBroker();
+    expect(statSync(dirname(broker.socketPath)).mode & 0o777).toBe(0o700);
+  });
+
+  it("drops a connection that claims a made-up token; the run's output is only its child's", async () => {
+    const broker = startBroker();
+    const ready = join(mkdtempSync(join(tmpdir(), 'broker-claim-')), 'ready');
+    const gate = join(dirname(ready), 'go');
+    const script = `echo mine; : > '${ready}'; while [ ! -e '${gate}' ]; do sleep 0.01; done; echo end`;
+    const pending = broker.run({ ...base, argv: ['/bin/sh', '-c', script] }, '/bin/sh');
+    await appeared(ready);
+    // An impostor on the socket, with a well-formed claim for stdout under a token it made up.
+    const impostor = connect(broker.socketPath);
+    impostor.on('error', () => {});
+    const closed = new Promise<void>((resume) => impostor.once('close', () => resume()));
+    impostor.write(`${'0'.repeat(32)}\t1\nINJECTED\n`);
+    await closed;
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(gate, '');
+    const result = await pending;
+    expect(result?.exitCode).toBe(0);
+    expect(result?.stdout.text).toBe('mine\nend\n');
+  });
+
+  it('a broker that dies fails its runs and kills their children', async () => {
+    const broker = startBroker();
+    const ready = join(mkdtempSync(join(tmpdir(), 'broker-dies-')), 'ready');
+    const pending = broker.run(
+      { ...base, argv: ['/bin/sh', '-c', `echo $$ > '${ready}.tmp'; mv '${ready}.tmp' '${ready}'; exec sleep 60`] },
+      '/bin/sh',
+    );
+    await appeared(ready);
+    const { readFileSync } = await import('node:fs');
+    const child = Number(readFileSync(ready, 'utf8').trim());
+    process.kill(broker.pid ?? 0, 'SIGKILL');
+    const result = await pending;
+    expect(result?.startError?.reason).toBe('SpawnFailed');
+    expect(result?.exitCode).toBeNull();
+    expect(await waitUntilGone(child, 5_000)).toBe(true);
+    expect(broker.dead).toBe(true);
+    // CONTROL: a dead broker takes no run (the caller spawns it itself).
+    expect(await broker.run({ ...base, argv: ['/bin/true'] }, '/bin/true')).toBeNull();
+  });
+});
