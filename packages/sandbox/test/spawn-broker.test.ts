@@ -3,7 +3,8 @@
  * children connect their streams to, claimed with a per-run token, and what happens when the broker
  * itself dies.
  */
-import { existsSync, mkdtempSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -43,7 +44,6 @@ describe('the spawn broker', () => {
     const closed = new Promise<void>((resume) => impostor.once('close', () => resume()));
     impostor.write(`${'0'.repeat(32)}\t1\nINJECTED\n`);
     await closed;
-    const { writeFileSync } = await import('node:fs');
     writeFileSync(gate, '');
     const result = await pending;
     expect(result?.exitCode).toBe(0);
@@ -58,7 +58,6 @@ describe('the spawn broker', () => {
       '/bin/sh',
     );
     await appeared(ready);
-    const { readFileSync } = await import('node:fs');
     const child = Number(readFileSync(ready, 'utf8').trim());
     process.kill(broker.pid ?? 0, 'SIGKILL');
     const result = await pending;
@@ -68,5 +67,40 @@ describe('the spawn broker', () => {
     expect(broker.dead).toBe(true);
     // CONTROL: a dead broker takes no run (the caller spawns it itself).
     expect(await broker.run({ ...base, argv: ['/bin/true'] }, '/bin/true')).toBeNull();
+  });
+});
+
+describe('the spawn broker after its process is killed', () => {
+  /** Live processes whose command line names `text` (the broker's names its socket). */
+  const processesNaming = (text: string): number[] =>
+    readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .filter((entry) => {
+        try {
+          return readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text);
+        } catch {
+          return false; // ended while listed
+        }
+      })
+      .map(Number);
+
+  it('leaves no socket directory behind: the broker removes it when its CLI is gone (CONTROL: it was there)', async () => {
+    const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'broker-killed-')));
+    const dist = join(import.meta.dirname, '../dist/index.js');
+    const script = `const s = await import(${JSON.stringify(dist)}); const r = await s.runTrustedHostCommand({ argv: ['/bin/true'], cwd: '/tmp', env: {}, timeoutMs: 10000, maxOutputBytes: 1024 }); console.log('ran', r.exitCode); setInterval(() => {}, 1000);`;
+    const holder = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      env: { PATH: '/usr/bin:/bin', TMPDIR: tmp },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const line = await new Promise<string>((resume) =>
+      holder.stdout.once('data', (chunk: Buffer) => resume(String(chunk))),
+    );
+    expect(line.trim()).toBe('ran 0');
+    expect(readdirSync(tmp).filter((name) => name.startsWith('crustcore-spawn-'))).toHaveLength(1);
+    const brokers = processesNaming(tmp);
+    expect(brokers.length).toBeGreaterThan(0);
+    holder.kill('SIGKILL');
+    for (const pid of brokers) expect(await waitUntilGone(pid, 10_000)).toBe(true);
+    expect(readdirSync(tmp)).toEqual([]);
   });
 });

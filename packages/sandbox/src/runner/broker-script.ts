@@ -19,8 +19,9 @@
  *   F id errno      fork failed; no child
  * The child connects to the caller's Unix socket once per stream, sending `token\tN\n` (N = 1
  * stdout, 2 stderr, 0 stdin when the flag is 1; else stdin is /dev/null), moves the sockets onto
- * 0-2, enters its directory, takes exactly the given environment and execs. A fixed script:
- * nothing in it is built from input.
+ * 0-2, enters its directory, takes exactly the given environment and execs. At the end of its stdin
+ * (the CLI exited, or was killed) the broker removes the socket and its directory and exits. A fixed
+ * script: nothing in it is built from input.
  */
 
 /** Fields of a request before argv (id, token, cwd, program path, argc). */
@@ -97,7 +98,13 @@ while (1) {
   next if $found <= 0;
   my $got = sysread(STDIN, $buffer, 65536, length $buffer);
   next unless defined $got;
-  exit 0 if $got == 0;
+  if ($got == 0) {
+    # The CLI is gone (also killed outright): its socket directory goes with the broker.
+    (my $directory = $socket_path) =~ s{/[^/]*$}{};
+    unlink $socket_path;
+    rmdir $directory;
+    exit 0;
+  }
   while ($buffer =~ /^([0-9]+)\\n/) {
     my ($length, $head) = ($1, length($1) + 1);
     last if length($buffer) < $head + $length;
