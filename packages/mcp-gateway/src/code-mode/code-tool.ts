@@ -14,7 +14,13 @@ import { shapeResult } from '../gateway/result-shaping.js';
 import { serveToolEndpoint, type ToolEndpoint } from '../gateway/tool-endpoint.js';
 import { metaOperation } from '../gateway/tool-names.js';
 import { codeCatalog } from './code-catalog.js';
-import { removeScriptDirectories, runScriptSandboxed, type ScriptRun, scriptDirectories } from './script-sandbox.js';
+import {
+  removeScriptDirectories,
+  runScriptSandboxed,
+  type ScriptRun,
+  scriptCap,
+  scriptDirectories,
+} from './script-sandbox.js';
 
 export const CODE_TOOL = 'mcp_code';
 export const DEFAULT_CODE_TIMEOUT_MS = 120_000;
@@ -52,9 +58,12 @@ async function runCode(
   const catalog = codeCatalog(gateway, mode.gate);
   let endpoint: ToolEndpoint | null = null;
   try {
+    // The sandbox first: where a script cannot be confined, nothing is served for it.
+    const made = scriptCap(mode.workerCap, directories, timeoutMs);
+    if (!('cap' in made)) return failed(`mcp_code could not run the script: ${made.refusal}`);
     endpoint = await serveToolEndpoint(directories.socketPath, { tools: catalog });
     mode.onServe?.(directories.socketPath);
-    const run = await runScriptSandboxed(mode.workerCap, directories, { timeoutMs, signal });
+    const run = await runScriptSandboxed(made.cap, directories, { timeoutMs, signal });
     if ('refusal' in run)
       return failed(`mcp_code could not run the script: ${gateway.options.redactor.redactText(run.refusal)}`);
     return scriptResult(gateway, run, timeoutMs);

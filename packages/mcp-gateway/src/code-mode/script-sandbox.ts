@@ -62,8 +62,8 @@ export interface ScriptRun {
   readonly cancelled: boolean;
 }
 
-/** The capability for one script, or why there is none (with what to do). */
-function scriptCap(
+/** The capability for one script, or why there is none (with what to do). Asked before anything is served. */
+export function scriptCap(
   workerCap: () => SandboxExecCap,
   directories: ScriptDirectories,
   timeoutMs: number,
@@ -99,15 +99,13 @@ function scriptCap(
 
 /** Runs the script's runner in its sandbox until it exits, its time is up, or `signal` stops it. */
 export async function runScriptSandboxed(
-  workerCap: () => SandboxExecCap,
+  cap: SandboxExecCap,
   directories: ScriptDirectories,
   bounds: { readonly timeoutMs: number; readonly signal: AbortSignal },
 ): Promise<ScriptRun | { readonly refusal: string }> {
   const node = scriptNodeBinary();
   if (node === null) return { refusal: 'no node binary to run scripts with (put node on PATH)' };
-  const made = scriptCap(workerCap, directories, bounds.timeoutMs);
-  if (!('cap' in made)) return made;
-  const run = await runSandboxed(made.cap, {
+  const run = await runSandboxed(cap, {
     argv: [node, '--max-old-space-size=256', LAYOUT.runner, LAYOUT.socket, LAYOUT.script],
     worktreeRoot: directories.cwd,
     cwd: directories.cwd,
