@@ -1,0 +1,215 @@
+/**
+ * Code mode (#14 item 5) end to end: `crustcore run --backend native` with the user's
+ * `server-filesystem` registered and approved through the CLI, and a scripted model on 127.0.0.1
+ * whose recorded trajectory reads typed stubs (`mcp_describe {server}`) and then runs a script
+ * (`mcp_code`) that reads a file through the server. The script runs in a sandbox of its own; its
+ * call reaches the gateway only over the socket bound into it, and is a kernel tool call of its own
+ * inside the code-mode call: both visible in `crustcore export`, checked by `inspect --replay`. What
+ * the model sees is redacted and wrapped as untrusted data; the task then verifies and applies.
+ */
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { onlyInsideWrappers } from '@crustcore/agent';
+import { describe, expect, it } from 'vitest';
+import { CALC_REPO } from './agent/harness.js';
+import { type RecordedRequest, registryFor, type ServerTurn, startModelServer } from './agent/model-server.js';
+import { makeRepo } from './cli-harness.js';
+import { baseEnv, cli, cliAsync } from './daemon-harness.js';
+
+const NODE_MODULES = resolve(import.meta.dirname, '../node_modules');
+const FILESYSTEM_SERVER = join(NODE_MODULES, '@modelcontextprotocol/server-filesystem/dist/index.js');
+const TOKEN = `ghp_${'Zx81Qm'.repeat(6)}`;
+const NOTES = `deploy token ${TOKEN}\nfix add and multiply in calc\n`;
+
+const FIX_BOTH = [
+  {
+    name: 'edit_file',
+    arguments: { path: 'src/calc.js', oldText: '  return a - b;', newText: '  return a + b;', startLine: 3 },
+  },
+  {
+    name: 'edit_file',
+    arguments: { path: 'src/calc.js', oldText: '  return a + b;', newText: '  return a * b;', startLine: 7 },
+  },
+];
+
+/**
+ * The model's script: read the notes through the server and print every line (the token line
+ * too), then write a summary through it — a tool without a read-only hint, so it takes the
+ * record's default policy at approval.
+ */
+const SCRIPT = `const notes = await tools.files.read_text_file({ path: 'NOTES.md' });
+for (const line of notes.split('\\n')) if (line !== '') console.log('note:', line);
+try {
+  await tools.files.write_file({ path: 'SUMMARY.md', content: 'fix calc\\n' });
+  console.log('summary written');
+} catch (error) {
+  console.log('summary refused:', error.message);
+}`;
+
+const TURNS: readonly ServerTurn[] = [
+  { text: 'Which tools does files have?', calls: [{ name: 'mcp_describe', arguments: { server: 'files' } }] },
+  { calls: [{ name: 'mcp_code', arguments: { script: SCRIPT } }] },
+  { text: 'The notes say to fix calc.', calls: FIX_BOTH },
+  { text: 'Fixed.' },
+];
+
+const toolTexts = (request: RecordedRequest | undefined): string[] =>
+  (request?.json.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content));
+
+const toolNames = (request: RecordedRequest | undefined): string[] =>
+  ((request?.json.tools ?? []) as { function?: { name?: string } }[]).map((tool) => tool.function?.name ?? '');
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+type Frame = { kind: string; payload?: Record<string, unknown> };
+
+function frames(env: NodeJS.ProcessEnv, stateDir: string): Frame[] {
+  const exported = cli(env, ['export', '--dir', stateDir, '--format', 'jsonl']);
+  expect(exported.status, exported.stderr).toBe(0);
+  return exported.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Frame);
+}
+
+/** The calculator repository with notes, `files` registered with POLICY and approved, one native run. */
+async function codeModeRun(policy: 'allow' | 'ask', profile: 'full' | 'supervised' = 'full') {
+  const box = makeRepo({ ...CALC_REPO, 'NOTES.md': NOTES });
+  const env = baseEnv(box.home);
+  const added = cli(env, [
+    'mcp',
+    'add',
+    'files',
+    '--any-repo',
+    '--policy',
+    policy,
+    '--read-path',
+    NODE_MODULES,
+    '--',
+    'node',
+    FILESYSTEM_SERVER,
+    '.',
+  ]);
+  expect(added.status, added.stdout + added.stderr).toBe(0);
+  const approved = cli(env, ['mcp', 'approve', 'files', '--yes']);
+  expect(approved.status, approved.stdout + approved.stderr).toBe(0);
+  const model = await startModelServer((_request, index) => TURNS[index] ?? { text: 'done' });
+  try {
+    const registry = join(box.root, 'models.json');
+    writeFileSync(registry, registryFor(model));
+    const run = await cliAsync(env, [
+      'run',
+      '--dir',
+      box.repo,
+      '--goal',
+      'fix what NOTES.md says',
+      '--backend',
+      'native',
+      '--models-config',
+      registry,
+      // The full profile runs an `allow` tool (and the meta-tools) without asking; `ask` tools still need a person.
+      '--profile',
+      profile,
+      '--approve',
+      'auto',
+      '--verify',
+      'node --test',
+      '--no-memory',
+      '--json',
+    ]);
+    return { box, env, run, requests: model.requests };
+  } finally {
+    await model.close();
+  }
+}
+
+const mcpOps = (all: Frame[]) =>
+  all
+    .filter((frame) => frame.kind === 'ToolCallRequested')
+    .map((frame) => frame.payload?.operation as { op: string; argv?: string[]; host?: string })
+    .filter((op) => op.argv?.[0] === 'mcp' || op.op === 'net.connect');
+
+describe('golden: code mode through crustcore run --backend native', () => {
+  it('a script reads a file through server-filesystem: receipted inner calls, redacted, wrapped; verified and applied', async () => {
+    const { box, env, run, requests } = await codeModeRun('allow');
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    expect(readFileSync(join(box.repo, 'src/calc.js'), 'utf8')).toContain('return a * b;');
+    // Up front the model has the three meta-tools and no MCP tool; the stubs come when asked.
+    expect(toolNames(requests[0]).filter((name) => name.startsWith('mcp'))).toEqual([
+      'mcp_search',
+      'mcp_describe',
+      'mcp_code',
+    ]);
+    const stubs = toolTexts(requests[1]).at(-1) ?? '';
+    const stub = 'tools.files.read_text_file(args: { path: string; tail?: number; head?: number }): Promise<string>;';
+    expect(stubs).toContain(stub);
+    expect(onlyInsideWrappers(stubs, stub)).toBe(true);
+    const output = toolTexts(requests[2]).at(-1) ?? '';
+    expect(output).toMatch(/^the script finished; its output:/);
+    expect(output).toContain('note: fix add and multiply in calc');
+    expect(output).toContain('summary written');
+    expect(readFileSync(join(box.repo, 'SUMMARY.md'), 'utf8')).toBe('fix calc\n');
+    expect(onlyInsideWrappers(output, 'fix add and multiply')).toBe(true);
+    expect(output).not.toContain(TOKEN);
+    expect(output).toMatch(/note: deploy token \[REDACTED/);
+    const stateDir = String(run.json?.stateDir);
+    const all = frames(env, stateDir);
+    expect(mcpOps(all).map((op) => op.argv)).toEqual([
+      ['mcp', 'describe', 'files'],
+      ['mcp', 'code'],
+      ['mcp', 'files', 'read_text_file'],
+      ['mcp', 'files', 'write_file'],
+    ]);
+    const requested = all.filter((frame) => frame.kind === 'ToolCallRequested').map((frame) => frame.payload?.tool);
+    expect(requested.filter((tool) => String(tool).startsWith('mcp'))).toEqual([
+      'mcp_describe',
+      'mcp_code',
+      'mcp__files__read_text_file',
+      'mcp__files__write_file',
+    ]);
+    // Every call completed with a receipt; the inner ones inside the code-mode call (before it completed).
+    const completed = all.filter((frame) => frame.kind === 'ToolCallCompleted');
+    expect(completed).toHaveLength(requested.length);
+    const ids = (kind: string) =>
+      all.filter((frame) => frame.kind === kind).map((frame) => String(frame.payload?.toolCallId));
+    const code = ids('ToolCallRequested')[requested.indexOf('mcp_code')] as string;
+    const inner = ids('ToolCallRequested')[requested.indexOf('mcp__files__read_text_file')] as string;
+    expect(ids('ToolCallCompleted').indexOf(inner)).toBeLessThan(ids('ToolCallCompleted').indexOf(code));
+    const inspect = cli(env, ['inspect', '--dir', stateDir, '--replay']);
+    expect(inspect.status, inspect.stdout + inspect.stderr).toBe(0);
+    for (const file of filesUnder(stateDir)) expect(readFileSync(file, 'latin1')).not.toContain(TOKEN);
+  }, 240_000);
+
+  it('the kernel decides each inner call: an `ask` tool with nobody to ask is denied, never runs, and the script sees why (CONTROL: the run above, where it is allowed)', async () => {
+    const { box, run, env, requests } = await codeModeRun('ask');
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    const output = toolTexts(requests[2]).at(-1) ?? '';
+    // The read-only tool was approved `allow` (its hint); the write took the record's `ask`.
+    expect(output).toContain('note: fix add and multiply in calc');
+    expect(output).toMatch(/summary refused: CrustCore refused this call: .*no one can be asked, so denied/);
+    expect(readFileSync(join(box.repo, 'src/calc.js'), 'utf8')).toContain('return a * b;');
+    expect(() => readFileSync(join(box.repo, 'SUMMARY.md'))).toThrow(/ENOENT/);
+    const all = frames(env, String(run.json?.stateDir));
+    expect(mcpOps(all)).toContainEqual({ op: 'net.connect', host: 'mcp://files/write_file', port: 0 });
+    const requested = all.filter((frame) => frame.kind === 'ToolCallRequested').map((frame) => frame.payload?.tool);
+    // Every call completed but the denied one, which has no ToolCallCompleted: its execute never ran.
+    expect(requested.filter((tool) => tool === 'mcp__files__write_file')).toHaveLength(1);
+    expect(all.filter((frame) => frame.kind === 'ToolCallCompleted')).toHaveLength(requested.length - 1);
+  }, 240_000);
+
+  it('the code-mode call is a kernel call itself: supervised with nobody to ask, no script runs and nothing is called', async () => {
+    const { box, run, env, requests } = await codeModeRun('allow', 'supervised');
+    const output = toolTexts(requests[2]).at(-1) ?? '';
+    expect(output).toMatch(/^\[tool error\] DENIED by CrustCore: supervised profile: ask exec; no one can be asked/);
+    expect(JSON.stringify(requests.map((request) => request.json.messages))).not.toContain('fix add and multiply');
+    expect(() => readFileSync(join(box.repo, 'SUMMARY.md'))).toThrow(/ENOENT/);
+    const all = frames(env, String(run.json?.stateDir));
+    const requested = all.filter((frame) => frame.kind === 'ToolCallRequested').map((frame) => frame.payload?.tool);
+    expect(requested.filter((tool) => String(tool).startsWith('mcp'))).toEqual(['mcp_describe', 'mcp_code']);
+  }, 240_000);
+});
