@@ -7,11 +7,14 @@
  * inside the code-mode call: both visible in `crustcore export`, checked by `inspect --replay`. What
  * the model sees is redacted and wrapped as untrusted data; the task then verifies and applies.
  */
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { onlyInsideWrappers } from '@crustcore/agent';
+import { onlyInsideWrappers, wrapUntrusted } from '@crustcore/agent';
+import { approveTools, McpGateway, type ServerRecord, ServerSession } from '@crustcore/mcp-gateway';
+import { FileVault, Redactor, SecretHandle, SecretMaterial } from '@crustcore/secrets';
 import { describe, expect, it } from 'vitest';
-import { CALC_REPO } from './agent/harness.js';
+import { CALC_REPO, ledgerFrames, makeBox, runNative } from './agent/harness.js';
 import { type RecordedRequest, registryFor, type ServerTurn, startModelServer } from './agent/model-server.js';
 import { makeRepo } from './cli-harness.js';
 import { baseEnv, cli, cliAsync } from './daemon-harness.js';
@@ -211,5 +214,105 @@ describe('golden: code mode through crustcore run --backend native', () => {
     const all = frames(env, String(run.json?.stateDir));
     const requested = all.filter((frame) => frame.kind === 'ToolCallRequested').map((frame) => frame.payload?.tool);
     expect(requested.filter((tool) => String(tool).startsWith('mcp'))).toEqual(['mcp_describe', 'mcp_code']);
+  }, 240_000);
+});
+
+describe('golden: code mode and a vault credential (the real runtime, kernel and ledger)', () => {
+  /** server-everything's env dump, given the credential by the gateway from the vault (its `auth`). */
+  async function everythingWithCredential(credential: string) {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'golden-code-')));
+    const vault = await FileVault.open({
+      path: join(dir, 'vault'),
+      key: { kind: 'key-file', path: join(dir, 'vault.key'), createIfMissing: true },
+    });
+    if (vault._tag === 'Left') throw new Error(vault.left._tag);
+    const handle = SecretHandle.create('PLANTED');
+    const material = SecretMaterial.fromText(credential);
+    if (handle._tag === 'Left' || material._tag === 'Left') throw new Error('secret setup');
+    expect((await vault.right.set(handle.right, material.right))._tag).toBe('Right');
+    const base: ServerRecord = {
+      name: 'every',
+      transport: {
+        kind: 'stdio',
+        command: 'node',
+        args: [join(NODE_MODULES, '@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'],
+        env: {},
+      },
+      trust: 'trusted',
+      repositories: ['*'],
+      defaultPolicy: 'allow',
+      tools: {},
+      network: false,
+      timeoutMs: 30_000,
+      source: 'test',
+      readPaths: [NODE_MODULES],
+      auth: { handle: 'secret://PLANTED', target: 'PLANTED_API_TOKEN' },
+    };
+    const opened = await ServerSession.open({ record: base, credential, worktree: dir });
+    if (opened._tag === 'Left') throw new Error(opened.left.message);
+    const live = opened.right.tools().map((checked) => checked.tool);
+    await opened.right.close();
+    return { record: approveTools(base, live, () => 'allow'), vault: vault.right };
+  }
+
+  it("a script that dumps the server's environment and reverses it: the model and every state file see it redacted", async () => {
+    const credential = `cc-planted-${'9f2e'.repeat(5)}-code`;
+    const reversed = [...credential].reverse().join('');
+    const { record, vault } = await everythingWithCredential(credential);
+    const script = `const dump = await tools.every.get_env({});
+console.log(dump);
+console.log('reversed', [...dump].reverse().join(''));`;
+    const model = await startModelServer(
+      (_request, index) =>
+        [
+          { calls: [{ name: 'mcp_code', arguments: { script } }] },
+          { text: 'Now the fix.', calls: FIX_BOTH },
+          { text: 'Fixed.' },
+        ][index] ?? { text: 'done' },
+    );
+    const box = makeBox(CALC_REPO);
+    writeFileSync(join(box.root, 'models.json'), registryFor(model));
+    try {
+      const { result } = await runNative(box, {
+        modelsConfig: join(box.root, 'models.json'),
+        profile: 'full',
+        extraToolsFor:
+          ({ toolGate, workerCap }) =>
+          (worktree) =>
+            new McpGateway({
+              registry: () => ({ version: 1, servers: [record] }),
+              repository: worktree,
+              worktree,
+              secrets: vault,
+              redactor: new Redactor(),
+              wrap: wrapUntrusted,
+              codeMode: { gate: toolGate, workerCap },
+            }),
+      });
+      expect(result.outcome.kind, result.outcome.reason).toBe('completed');
+      const dumped = toolTexts(model.requests[1]).at(-1) ?? '';
+      // Control within: the server did return its environment, our variable in it, as a redaction marker.
+      expect(dumped).toMatch(/PLANTED_API_TOKEN.{0,8}\[REDACTED/);
+      expect(dumped).toContain('reversed');
+      for (const request of model.requests) {
+        expect(request.body).not.toContain(credential);
+        expect(request.body).not.toContain(reversed);
+      }
+      const stateDir = result.logPath.replace(/\/events\.log$/, '');
+      const frames = ledgerFrames(result.logPath);
+      expect(
+        frames
+          .filter((frame) => frame.kind === 'ToolCallRequested')
+          .map((frame) => (frame.payload as { tool: string }).tool),
+      ).toContain('mcp__every__get-env');
+      for (const file of filesUnder(stateDir)) {
+        const bytes = readFileSync(file, 'latin1');
+        expect(bytes).not.toContain(credential);
+        expect(bytes).not.toContain(reversed);
+      }
+    } finally {
+      vault.close();
+      await model.close();
+    }
   }, 240_000);
 });
