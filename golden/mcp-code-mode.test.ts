@@ -7,6 +7,7 @@
  * inside the code-mode call: both visible in `crustcore export`, checked by `inspect --replay`. What
  * the model sees is redacted and wrapped as untrusted data; the task then verifies and applies.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -16,7 +17,7 @@ import { FileVault, Redactor, SecretHandle, SecretMaterial } from '@crustcore/se
 import { describe, expect, it } from 'vitest';
 import { CALC_REPO, ledgerFrames, makeBox, runNative } from './agent/harness.js';
 import { type RecordedRequest, registryFor, type ServerTurn, startModelServer } from './agent/model-server.js';
-import { makeRepo } from './cli-harness.js';
+import { CLI, makeRepo } from './cli-harness.js';
 import { baseEnv, cli, cliAsync } from './daemon-harness.js';
 
 const NODE_MODULES = resolve(import.meta.dirname, '../node_modules');
@@ -80,8 +81,9 @@ function frames(env: NodeJS.ProcessEnv, stateDir: string): Frame[] {
     .map((line) => JSON.parse(line) as Frame);
 }
 
-/** The calculator repository with notes, `files` registered with POLICY and approved, one native run. */
-async function codeModeRun(policy: 'allow' | 'ask', profile: 'full' | 'supervised' = 'full') {
+/** One native run on that repository with the scripted model. */
+/** The calculator repository with notes, and `files` registered with `policy` and approved, as a user does. */
+function registeredRepository(policy: 'allow' | 'ask') {
   const box = makeRepo({ ...CALC_REPO, 'NOTES.md': NOTES });
   const env = baseEnv(box.home);
   const added = cli(env, [
@@ -101,6 +103,11 @@ async function codeModeRun(policy: 'allow' | 'ask', profile: 'full' | 'supervise
   expect(added.status, added.stdout + added.stderr).toBe(0);
   const approved = cli(env, ['mcp', 'approve', 'files', '--yes']);
   expect(approved.status, approved.stdout + approved.stderr).toBe(0);
+  return { box, env };
+}
+
+async function codeModeRun(policy: 'allow' | 'ask', profile: 'full' | 'supervised' = 'full') {
+  const { box, env } = registeredRepository(policy);
   const model = await startModelServer((_request, index) => TURNS[index] ?? { text: 'done' });
   try {
     const registry = join(box.root, 'models.json');
@@ -312,6 +319,35 @@ console.log('reversed', [...dump].reverse().join(''));`;
       }
     } finally {
       vault.close();
+      await model.close();
+    }
+  }, 240_000);
+});
+
+describe('golden: crustcore chat offers code mode too', () => {
+  it('with a usable server registered, the model of a chat request starts with the three meta-tools', async () => {
+    const { box, env } = registeredRepository('allow');
+    const model = await startModelServer(() => ({ text: 'Nothing to do.' }));
+    try {
+      const registry = join(box.root, 'models.json');
+      writeFileSync(registry, registryFor(model));
+      const chat = spawn(process.execPath, [CLI, 'chat', '--dir', box.repo, '--models-config', registry], {
+        cwd: box.repo,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env,
+      });
+      let output = '';
+      for (const stream of [chat.stdout, chat.stderr]) stream.on('data', (piece: Buffer) => (output += piece));
+      const exited = new Promise<number | null>((done) => chat.once('exit', done));
+      // One request, then end of input: chat answers it and exits.
+      chat.stdin.end('what MCP tools are there?\n');
+      expect(await exited, output).toBe(0);
+      expect(toolNames(model.requests[0]).filter((name) => name.startsWith('mcp'))).toEqual([
+        'mcp_search',
+        'mcp_describe',
+        'mcp_code',
+      ]);
+    } finally {
       await model.close();
     }
   }, 240_000);

@@ -39,7 +39,12 @@ function codeGateway(
   worktree: string,
   refuse: string | null = null,
   extra: Partial<GatewayOptions> = {},
-  code: { readonly gate?: ToolGate; readonly timeoutMs?: number; readonly workerCap?: typeof workerCap } = {},
+  code: {
+    readonly gate?: ToolGate;
+    readonly timeoutMs?: number;
+    readonly workerCap?: typeof workerCap;
+    readonly onServe?: (socket: string) => void;
+  } = {},
 ) {
   const recording = recordingGate(refuse);
   const served: string[] = [];
@@ -47,7 +52,10 @@ function codeGateway(
     codeMode: {
       gate: code.gate ?? recording.gate,
       workerCap: code.workerCap ?? workerCap,
-      onServe: (socket) => served.push(socket),
+      onServe: (socket) => {
+        served.push(socket);
+        code.onServe?.(socket);
+      },
       ...(code.timeoutMs === undefined ? {} : { timeoutMs: code.timeoutMs }),
     },
     ...extra,
@@ -70,7 +78,14 @@ describe('mcp_code: a script against the approved tools', () => {
   it('reads a file through server-filesystem: one gated call, the output wrapped, the endpoint gone after', async () => {
     const worktree = makeWorktree({ 'notes.txt': 'alpha\nbeta\n' });
     const record = await approveAll(stdioRecord('files', [serverScript('server-filesystem'), worktree]), worktree);
-    const { gateway, calls, served, starts } = codeGateway([record], worktree);
+    // A connection of the host's own, opened while the endpoint serves: the call's end must close it too.
+    let held: Promise<void> = Promise.resolve();
+    const onServe = (socket: string): void => {
+      const connection = connect(socket);
+      connection.on('error', () => undefined);
+      held = new Promise((resolve) => connection.on('close', () => resolve()));
+    };
+    const { gateway, calls, served, starts } = codeGateway([record], worktree, null, {}, { onServe });
     expect(gateway.definitions().map((d) => d.name)).toEqual(['mcp_search', 'mcp_describe', 'mcp_code']);
     const script = [
       `const text = await tools.files.read_text_file({ path: ${JSON.stringify(join(worktree, 'notes.txt'))} });`,
@@ -92,6 +107,7 @@ describe('mcp_code: a script against the approved tools', () => {
     expect(starts).toEqual(['files']);
     expect(served).toHaveLength(1);
     expect(await connectable(served[0] as string)).toBe('ENOENT');
+    await held;
   });
 });
 
