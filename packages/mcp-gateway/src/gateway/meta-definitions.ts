@@ -33,14 +33,14 @@ const DESCRIBE: ToolDefinition = {
 
 const DESCRIBE_WITH_STUBS: ToolDefinition = {
   ...DESCRIBE,
-  description: `${DESCRIBE.description} With only a server: typed stubs of its tools for mcp_code (starts nothing).`,
+  description: `${DESCRIBE.description} Given only a server: its typed stubs for mcp_code.`,
   parameters: { ...DESCRIBE.parameters, required: ['server'] },
 };
 
 const CODE: ToolDefinition = {
   name: CODE_TOOL,
   description:
-    'Run a short JavaScript ES module in a sandbox (no network, no files) where `await tools.SERVER.TOOL(args)` calls an approved MCP tool; what it prints is the result.',
+    'Run a JavaScript module in a sandbox where `await tools.SERVER.TOOL(args)` calls an approved MCP tool; its console output is the result.',
   parameters: {
     type: 'object',
     properties: { script: { type: 'string' } },
