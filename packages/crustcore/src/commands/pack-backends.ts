@@ -166,7 +166,9 @@ async function workerPricing(context: PackBackendContext): Promise<unknown> {
  * sandbox of the task's kind, and each call they make is a kernel tool call through that gate.
  */
 async function nativeContext(context: PackBackendContext): Promise<unknown> {
-  if (context.repository === undefined) return context;
+  // nano refuses pack backends (requireFullBuild); the guard lets its bundler drop the rest.
+  if ((globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO === true || context.repository === undefined)
+    return context;
   const gateway = await import('@crustcore/mcp-gateway');
   const extraTools = await gateway.registryGatewayFactory({
     home: context.home,
