@@ -170,7 +170,7 @@ describe('golden: code mode through crustcore run --backend native', () => {
     const stateDir = String(run.json?.stateDir);
     const all = frames(env, stateDir);
     expect(mcpOps(all).map((op) => op.argv)).toEqual([
-      ['mcp', 'describe', 'files'],
+      ['mcp', 'describe', 'files', '(stubs)'],
       ['mcp', 'code'],
       ['mcp', 'files', 'read_text_file'],
       ['mcp', 'files', 'write_file'],

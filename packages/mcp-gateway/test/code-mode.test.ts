@@ -457,6 +457,31 @@ describe('bounds and endings', () => {
     expect(processesNaming(join(socket, '..', '..'))).toBe(0);
   });
 
+  /** A script that leaves a detached `sleep SECONDS` behind and prints its pid. */
+  const leaveBehind = (seconds: string) => `import { spawn } from 'node:child_process';
+const child = spawn('sleep', ['${seconds}'], { detached: true, stdio: 'ignore' });
+child.unref();
+console.log('left', child.pid);`;
+
+  it('a process the script leaves behind ends with it (its pid namespace); CONTROL: run by plain node it stays', async () => {
+    const worktree = makeWorktree();
+    const { gateway } = codeGateway([await fixture(worktree)], worktree);
+    const result = await run(gateway, 'mcp_code', { script: leaveBehind('987654') });
+    expect(result.text).toMatch(/left \d+/);
+    expect(processesNaming('987654')).toBe(0);
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      '--input-type=module',
+      '-e',
+      leaveBehind('987655'),
+    ]);
+    const pid = Number(/left (\d+)/.exec(stdout)?.[1]);
+    try {
+      expect(processesNaming('987655')).toBe(1);
+    } finally {
+      process.kill(pid, 'SIGKILL'); // the control's own child, by its id
+    }
+  });
+
   it('a script that throws: what it printed and its error are the result, not ok; the endpoint is gone', async () => {
     const worktree = makeWorktree();
     const { gateway, served } = codeGateway([await fixture(worktree)], worktree);

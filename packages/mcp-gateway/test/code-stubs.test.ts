@@ -89,6 +89,11 @@ describe('stubs through mcp_describe', () => {
       (tool) => (tool === 'write_file' ? 'deny' : 'allow'),
     );
     const { gateway, starts } = codeGateway([record], worktree);
+    // A kernel call of its own, never spelled like a call of a tool on a server named `describe`.
+    expect(gateway.plan('mcp_describe', { server: 'files' })).toMatchObject({
+      kind: 'plan',
+      plan: { operation: { op: 'exec', argv: ['mcp', 'describe', 'files', '(stubs)'] }, readOnly: true },
+    });
     const stubs = await run(gateway, 'mcp_describe', { server: 'files' });
     expect(stubs.ok, stubs.text).toBe(true);
     const line = 'tools.files.read_text_file(args: { path: string; tail?: number; head?: number }): Promise<string>;';

@@ -85,7 +85,8 @@ export class McpGateway implements ExtraTools, GatewayCore {
       return {
         kind: 'plan',
         plan: {
-          operation: metaOperation(['describe', server.slice(0, 64)]),
+          // Four words like a tool's describe: three (`mcp describe X`) would read as a call of tool X on a server named `describe`.
+          operation: metaOperation(['describe', server.slice(0, 64), '(stubs)']),
           readOnly: true,
           execute: async () => serverStubs(this, server),
         },
