@@ -17,6 +17,7 @@ import { codeCatalog } from './code-catalog.js';
 import {
   removeScriptDirectories,
   runScriptSandboxed,
+  type ScriptDirectories,
   type ScriptRun,
   scriptCap,
   scriptDirectories,
@@ -47,14 +48,31 @@ export function codePlan(gateway: GatewayCore, mode: CodeModeOptions, args: unkn
   };
 }
 
+/**
+ * A failure to set the script up (a full /tmp, a socket that cannot listen) is the call's result,
+ * never a throw: the agent treats a throwing tool as a runtime failure and stops the task.
+ */
 async function runCode(
   gateway: GatewayCore,
   mode: CodeModeOptions,
   script: string,
   signal: AbortSignal,
 ): Promise<ToolExecution> {
+  try {
+    return await runCodeIn(gateway, mode, scriptDirectories(script), signal);
+  } catch (error) {
+    const message = gateway.options.redactor.redactText((error as Error).message);
+    return failed(`mcp_code could not run the script: ${message}`);
+  }
+}
+
+async function runCodeIn(
+  gateway: GatewayCore,
+  mode: CodeModeOptions,
+  directories: ScriptDirectories,
+  signal: AbortSignal,
+): Promise<ToolExecution> {
   const timeoutMs = mode.timeoutMs ?? DEFAULT_CODE_TIMEOUT_MS;
-  const directories = scriptDirectories(script);
   const catalog = codeCatalog(gateway, mode.gate);
   let endpoint: ToolEndpoint | null = null;
   try {
