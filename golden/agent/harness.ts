@@ -10,10 +10,12 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { type AgentEvent, createBackend, type ExtraToolsFactory, type NativeAgentBackend } from '@crustcore/agent';
+import type { RiskProfile } from '@crustcore/kernel';
 import { exportJsonl } from '@crustcore/ledger';
 import type { Trajectory } from '@crustcore/net';
-import type { ApprovalChannel } from '@crustcore/runtime';
+import type { ApprovalChannel, ToolGate } from '@crustcore/runtime';
 import { type RunTaskResult, randomIds, runTask } from '@crustcore/runtime';
+import type { SandboxExecCap } from '@crustcore/sandbox';
 import { afterAll } from 'vitest';
 import { SAMPLE_FILES } from '../../packages/crustcore/src/demo/sample-repo.js';
 import { approvalChannel } from '../../packages/crustcore/src/render/approval-channel.js';
@@ -83,6 +85,7 @@ export async function runNative(
     readonly approvals?: ApprovalChannel;
     readonly approvalMode?: 'auto' | 'ask' | 'deny';
     readonly canAsk?: boolean;
+    readonly profile?: RiskProfile;
     readonly maxRevisits?: number;
     readonly verifyArgv?: readonly [string, ...string[]];
     readonly extraOptions?: Readonly<Record<string, string>>;
@@ -90,6 +93,11 @@ export async function runNative(
     readonly environment?: boolean;
     /** Tools from outside the agent (the MCP gateway), per attempt. */
     readonly extraTools?: ExtraToolsFactory;
+    /** The same, built with the task's gate and worker capability (the MCP gateway's code mode needs both). */
+    readonly extraToolsFor?: (task: {
+      readonly toolGate: ToolGate;
+      readonly workerCap: () => SandboxExecCap;
+    }) => ExtraToolsFactory;
   },
 ): Promise<NativeRun> {
   const events: AgentEvent[] = [];
@@ -127,6 +135,7 @@ export async function runNative(
         onEvent: (event) => events.push(event),
         ...(options.trajectory === undefined ? {} : { trajectory: options.trajectory }),
         ...(options.extraTools === undefined ? {} : { extraTools: options.extraTools }),
+        ...(options.extraToolsFor === undefined ? {} : { extraTools: options.extraToolsFor({ toolGate, workerCap }) }),
       });
       backend = made as NativeAgentBackend;
       return made;
@@ -134,6 +143,7 @@ export async function runNative(
     approvals: options.approvals ?? approvalChannel(options.approvalMode ?? 'auto', null),
     approvalMode: options.approvalMode ?? 'auto',
     canAsk: options.canAsk ?? false,
+    ...(options.profile === undefined ? {} : { profile: options.profile }),
     narrator: silentNarrator,
     ids: randomIds,
     taskId: randomIds.taskId(),

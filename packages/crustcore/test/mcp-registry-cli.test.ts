@@ -149,7 +149,7 @@ describe('crustcore mcp registry commands', () => {
 });
 
 describe('run --backend native: the gateway only when a server is usable here', () => {
-  it('no registry, or only untrusted servers: no gateway (no meta-tools); a trusted one: the two meta-tools', async () => {
+  it('no registry, or only untrusted servers: no gateway (no meta-tools); a trusted one: the two meta-tools (three with code mode)', async () => {
     const { registryGatewayFactory: mcpGatewayFactory } = await import('@crustcore/mcp-gateway');
     const s = session();
     expect(await mcpGatewayFactory({ home: s.home, env: {}, repository: s.cwd })).toBeUndefined();
@@ -167,5 +167,20 @@ describe('run --backend native: the gateway only when a server is usable here', 
         .definitions()
         .map((d) => d.name),
     ).toEqual(['mcp_search', 'mcp_describe']);
+    // With the task's gate and worker capability (run --backend native, chat): code mode's meta-tool too.
+    const withCode = await mcpGatewayFactory({
+      home: s.home,
+      env: {},
+      repository: s.cwd,
+      gate: {} as never,
+      workerCap: () => {
+        throw new Error('not asked for until a script runs');
+      },
+    });
+    expect(
+      withCode?.(s.cwd)
+        .definitions()
+        .map((d) => d.name),
+    ).toEqual(['mcp_search', 'mcp_describe', 'mcp_code']);
   });
 });

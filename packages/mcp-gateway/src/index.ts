@@ -2,17 +2,24 @@
  * @crustcore/mcp-gateway — the MCP client side: a registry of the user's MCP
  * servers, pinned tool definitions (trust on first use), and the gateway
  * that offers their allowed tools to the native agent through the kernel's
- * tool gate. See docs/mcp-gateway.md.
+ * tool gate (directly, or from a sandboxed script in code mode). See
+ * docs/mcp-gateway.md.
  */
 
 export { STDIO_BRIDGE_PATH } from './bridge-script.js';
 export { type SandboxedServerSpec, SandboxedStdioTransport, type ServerExit } from './client/sandboxed-transport.js';
 export { type CallOutcome, ServerSession, type SessionStart } from './client/server-session.js';
+export { CODE_TOOL, DEFAULT_CODE_TIMEOUT_MS } from './code-mode/code-tool.js';
 export { describeDecodeErrors, type GatewayError } from './errors.js';
 export type { GatewayCore } from './gateway/gateway-core.js';
 export { GATEWAY_DEFAULTS, McpGateway } from './gateway/mcp-gateway.js';
-export type { GatewayOptions } from './gateway/mcp-gateway-options.js';
-export { type GatewaySetup, registryGatewayFactory, workerMcpServers } from './gateway/registry-gateway.js';
+export type { CodeModeOptions, GatewayOptions } from './gateway/mcp-gateway-options.js';
+export {
+  type GatewaySetup,
+  type NativeGatewaySetup,
+  registryGatewayFactory,
+  workerMcpServers,
+} from './gateway/registry-gateway.js';
 export { renderResult, type ShapedResult, shapeResult } from './gateway/result-shaping.js';
 export {
   callOperation,

@@ -2,7 +2,8 @@
 import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { wrapUntrusted } from '@crustcore/agent';
+import { type ToolCallRequest, type ToolGate, wrapUntrusted } from '@crustcore/agent';
+import { mintSandboxExecCap } from '@crustcore/sandbox';
 import { Redactor } from '@crustcore/secrets';
 import {
   approveTools,
@@ -105,4 +106,29 @@ export async function run(
   if (planned.kind === 'invalid') return { text: planned.message, ok: false, artifacts: [] };
   const done = await planned.plan.execute(new AbortController().signal);
   return { text: done.text, ok: done.ok, artifacts: done.artifacts ?? [] };
+}
+
+/**
+ * A stand-in for the task's kernel gate that records each call and allows it (or refuses every
+ * call with `refuse`). The golden tests run the real one; here what matters is that every call is
+ * handed to it, and that nothing runs when it refuses.
+ */
+export function recordingGate(refuse: string | null = null): { gate: ToolGate; calls: ToolCallRequest[] } {
+  const calls: ToolCallRequest[] = [];
+  const gate = {
+    call: async (request: ToolCallRequest) => {
+      calls.push(request);
+      if (refuse !== null) return { kind: 'denied' as const, reason: refuse };
+      const ran = await request.execute(new AbortController().signal);
+      return { kind: 'result' as const, output: { text: ran.text } as never };
+    },
+  } as unknown as ToolGate;
+  return { gate, calls };
+}
+
+/** The worker capability a task hands the gateway (bubblewrap, the worker profile). */
+export function workerCap() {
+  const minted = mintSandboxExecCap('worker');
+  if (minted._tag === 'Left') throw new Error(minted.left.message);
+  return minted.right;
 }

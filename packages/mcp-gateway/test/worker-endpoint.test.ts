@@ -9,7 +9,6 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } f
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ToolCallRequest, ToolGate } from '@crustcore/agent';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -21,26 +20,20 @@ import {
   type WorkerEndpoint,
 } from '../src/gateway/worker-endpoint.js';
 import { registryPath, workerMcpServers, writeRegistry } from '../src/index.js';
-import { approveAll, FIXTURE_SERVER, makeGateway, makeWorktree, NODE_MODULES, stdioRecord } from './gateway-harness.js';
+import {
+  approveAll,
+  FIXTURE_SERVER,
+  makeGateway,
+  makeWorktree,
+  NODE_MODULES,
+  recordingGate,
+  stdioRecord,
+} from './gateway-harness.js';
 
 const closing: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closing.splice(0)) await close();
 });
-
-/** A gate that records each call and allows it (or refuses every call with `refuse`). */
-function recordingGate(refuse: string | null = null): { gate: ToolGate; calls: ToolCallRequest[] } {
-  const calls: ToolCallRequest[] = [];
-  const gate = {
-    call: async (request: ToolCallRequest) => {
-      calls.push(request);
-      if (refuse !== null) return { kind: 'denied' as const, reason: refuse };
-      const ran = await request.execute(new AbortController().signal);
-      return { kind: 'result' as const, output: { text: ran.text } as never };
-    },
-  } as unknown as ToolGate;
-  return { gate, calls };
-}
 
 async function endpoint(refuse: string | null = null) {
   const worktree = makeWorktree();

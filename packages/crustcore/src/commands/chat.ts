@@ -249,7 +249,14 @@ function chatBackend(
     if (state.sessionId !== undefined) options.resume = state.sessionId;
     // The user's MCP servers for this repository, through the gateway (none registered: no meta-tools).
     const gateway = await import('@crustcore/mcp-gateway');
-    const extraTools = await gateway.registryGatewayFactory({ home: ctx.home, env: io.env, repository: ctx.dir });
+    const extraTools = await gateway.registryGatewayFactory({
+      home: ctx.home,
+      env: io.env,
+      repository: ctx.dir,
+      // Code mode: scripts' calls go through this request's gate, the scripts run in its worker sandbox kind.
+      gate: toolGate,
+      workerCap,
+    });
     const backend = await ctx.agent.createNativeBackend({
       env: io.env,
       goal: text,

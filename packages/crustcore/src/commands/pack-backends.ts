@@ -160,14 +160,22 @@ async function workerPricing(context: PackBackendContext): Promise<unknown> {
   }
 }
 
-/** The native agent's context: the tool gate, plus the MCP gateway when servers are registered for this repository. */
+/**
+ * The native agent's context: the tool gate, plus the MCP gateway when servers are registered for this
+ * repository. The gateway gets the task's gate and worker capability too: code mode's scripts run in a
+ * sandbox of the task's kind, and each call they make is a kernel tool call through that gate.
+ */
 async function nativeContext(context: PackBackendContext): Promise<unknown> {
-  if (context.repository === undefined) return context;
+  // nano refuses pack backends (requireFullBuild); the guard lets its bundler drop the rest.
+  if ((globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO === true || context.repository === undefined)
+    return context;
   const gateway = await import('@crustcore/mcp-gateway');
   const extraTools = await gateway.registryGatewayFactory({
     home: context.home,
     env: context.env,
     repository: context.repository,
+    gate: context.toolGate,
+    workerCap: context.workerCap,
   });
   return extraTools === undefined ? context : { ...context, extraTools };
 }

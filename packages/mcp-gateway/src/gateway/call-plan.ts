@@ -13,11 +13,15 @@ import { callOperation } from './tool-names.js';
 
 const failed = (text: string): ToolExecution => ({ text, ok: false, outputBytes: Buffer.byteLength(text) });
 
+/** How a result is framed: the gateway's untrusted-data wrapper unless the caller frames it itself. */
+export type Wrap = (source: string, text: string) => string;
+
 export function callPlan(
   gateway: GatewayCore,
   server: string,
   tool: string,
   args: Record<string, unknown> | null,
+  wrap: Wrap = gateway.options.wrap,
 ): ExtraToolPlanned {
   if (args === null) return { kind: 'invalid', message: `${server} ${tool}: the arguments must be a JSON object` };
   const limit = gateway.options.maxArgumentBytes ?? 64 * 1024;
@@ -33,18 +37,20 @@ export function callPlan(
     plan: {
       operation: callOperation(server, tool, pin.policy),
       readOnly: false,
-      execute: (signal) => runCall(gateway, server, tool, args, signal),
+      execute: (signal) => runCall(gateway, { server, tool, args, wrap }, signal),
     },
   };
 }
 
-async function runCall(
-  gateway: GatewayCore,
-  server: string,
-  tool: string,
-  args: Record<string, unknown>,
-  signal: AbortSignal,
-): Promise<ToolExecution> {
+interface PlannedCall {
+  readonly server: string;
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+  readonly wrap: Wrap;
+}
+
+async function runCall(gateway: GatewayCore, call: PlannedCall, signal: AbortSignal): Promise<ToolExecution> {
+  const { server, tool, args } = call;
   const session = await gateway.session(server);
   if (typeof session === 'string') return failed(`cannot start ${server}: ${session}`);
   const live = session.tools().find((candidate) => candidate.tool.name === tool);
@@ -67,7 +73,7 @@ async function runCall(
     source: `mcp ${server}/${tool}`,
     maxChars: options.maxResultChars ?? 16_000,
     redact: (text) => options.redactor.redactText(text),
-    wrap: options.wrap,
+    wrap: call.wrap,
   });
   return { text: shaped.text, ok: shaped.ok, outputBytes: shaped.outputBytes, artifacts: shaped.artifacts };
 }

@@ -1,4 +1,6 @@
 /** How a gateway is set up for one task. */
+import type { ToolGate } from '@crustcore/agent';
+import type { SandboxExecCap } from '@crustcore/sandbox';
 import type { Redactor, SecretStore } from '@crustcore/secrets';
 import type { RegistryFile } from '../registry/server-record.js';
 
@@ -21,4 +23,18 @@ export interface GatewayOptions {
    * worktree a server would start from again is the worker's by then, and could hold its code.
    */
   readonly restart?: boolean;
+  /** Code mode (`mcp_code`): offered only when given, because its calls need the task's gate and sandbox. */
+  readonly codeMode?: CodeModeOptions;
+}
+
+/** What code mode needs of the task: its kernel gate (each inner call) and its sandbox (the script). */
+export interface CodeModeOptions {
+  /** The task's gate: every call a script makes is a kernel tool call through it. */
+  readonly gate: ToolGate;
+  /** The task's worker capability; scripts run only where it is bubblewrap. */
+  readonly workerCap: () => SandboxExecCap;
+  /** A script's wall-clock bound (default 120 s; a person's approval of an inner call counts). */
+  readonly timeoutMs?: number;
+  /** Told the endpoint's socket path when a script's endpoint is served (tests, diagnostics). */
+  readonly onServe?: (socketPath: string) => void;
 }

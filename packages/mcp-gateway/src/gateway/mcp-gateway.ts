@@ -4,7 +4,9 @@
  * starts with two meta-tools only — `mcp_search` lists what is registered
  * from the registry's pins (no server starts), `mcp_describe` starts one
  * server and loads one tool's schema — and only then does that tool join the
- * model's definitions as `mcp__SERVER__TOOL`.
+ * model's definitions as `mcp__SERVER__TOOL`. With code mode (the task's
+ * gate and sandbox given), a third meta-tool, `mcp_code`, runs a script
+ * against typed stubs of the approved tools (src/code-mode/).
  *
  * The gateway holds the credentials (resolved from the vault when a server
  * starts, registered with the redactor at once), never the model or the
@@ -14,39 +16,18 @@ import type { ExtraToolPlanned, ExtraTools } from '@crustcore/agent';
 import type { ToolDefinition } from '@crustcore/net';
 import { parseSecretReference } from '@crustcore/secrets';
 import { type ServerSession, ServerSession as Session } from '../client/server-session.js';
+import { CODE_TOOL, codePlan } from '../code-mode/code-tool.js';
+import { serverStubs } from '../code-mode/stubs.js';
 import type { CheckedTool } from '../pins/pin-check.js';
 import type { ServerRecord } from '../registry/server-record.js';
 import { callPlan } from './call-plan.js';
 import type { GatewayCore } from './gateway-core.js';
 import type { GatewayOptions } from './mcp-gateway-options.js';
+import { metaDefinitions } from './meta-definitions.js';
 import { describeTool, searchServers } from './meta-tools.js';
 import { DESCRIBE_TOOL, gatewayToolName, metaOperation, parseGatewayToolName, SEARCH_TOOL } from './tool-names.js';
 
 export const GATEWAY_DEFAULTS = { maxResultChars: 16_000, maxArgumentBytes: 64 * 1024 } as const;
-
-const META_DEFINITIONS: readonly ToolDefinition[] = [
-  {
-    name: SEARCH_TOOL,
-    description:
-      "List the user's MCP servers and their approved tools (name and one line each). Starts nothing. Then use mcp_describe to load one tool.",
-    parameters: {
-      type: 'object',
-      properties: { query: { type: 'string', description: 'Words to filter server and tool names (optional).' } },
-      additionalProperties: false,
-    },
-  },
-  {
-    name: DESCRIBE_TOOL,
-    description:
-      'Load one MCP tool: starts its server and returns its input schema; the tool is then callable as mcp__SERVER__TOOL.',
-    parameters: {
-      type: 'object',
-      properties: { server: { type: 'string' }, tool: { type: 'string' } },
-      required: ['server', 'tool'],
-      additionalProperties: false,
-    },
-  },
-];
 
 const usableIn = (record: ServerRecord, repository: string): boolean =>
   record.trust === 'trusted' && (record.repositories.includes('*') || record.repositories.includes(repository));
@@ -67,7 +48,7 @@ export class McpGateway implements ExtraTools, GatewayCore {
   }
 
   definitions(): readonly ToolDefinition[] {
-    return [...META_DEFINITIONS, ...this.#loaded.values()];
+    return [...metaDefinitions(this.#options.codeMode !== undefined), ...this.#loaded.values()];
   }
 
   /** Registered servers this task may use (trusted, allowed for its repository). */
@@ -85,24 +66,41 @@ export class McpGateway implements ExtraTools, GatewayCore {
         plan: { operation: metaOperation(['search']), readOnly: true, execute: async () => searchServers(this, query) },
       };
     }
-    if (name === DESCRIBE_TOOL) {
-      if (typeof object?.server !== 'string' || typeof object.tool !== 'string')
-        return { kind: 'invalid', message: 'mcp_describe needs {"server": NAME, "tool": NAME}' };
-      const { server, tool } = object as { server: string; tool: string };
-      return {
-        kind: 'plan',
-        plan: {
-          operation: metaOperation(['describe', server.slice(0, 64), tool.slice(0, 128)]),
-          readOnly: true,
-          execute: async () => describeTool(this, server, tool),
-        },
-      };
-    }
+    if (name === DESCRIBE_TOOL) return this.#describePlan(object);
+    const codeMode = this.#options.codeMode;
+    if (name === CODE_TOOL) return codeMode === undefined ? null : codePlan(this, codeMode, args);
     const parts = parseGatewayToolName(name);
     if (parts === null) return null;
     if (!this.#loaded.has(name))
       return { kind: 'invalid', message: `${name} is not loaded; call mcp_describe with its server and tool first` };
     return callPlan(this, parts.server, parts.tool, object);
+  }
+
+  /** `mcp_describe {server, tool}` loads a tool; with code mode, `{server}` alone gives its stubs (starts nothing). */
+  #describePlan(object: Record<string, unknown> | null): ExtraToolPlanned {
+    const server = object?.server;
+    const tool = object?.tool;
+    const stubsOnly = this.#options.codeMode !== undefined && typeof server === 'string' && tool === undefined;
+    if (stubsOnly)
+      return {
+        kind: 'plan',
+        plan: {
+          // Four words like a tool's describe: three (`mcp describe X`) would read as a call of tool X on a server named `describe`.
+          operation: metaOperation(['describe', server.slice(0, 64), '(stubs)']),
+          readOnly: true,
+          execute: async () => serverStubs(this, server),
+        },
+      };
+    if (typeof server !== 'string' || typeof tool !== 'string')
+      return { kind: 'invalid', message: 'mcp_describe needs {"server": NAME, "tool": NAME}' };
+    return {
+      kind: 'plan',
+      plan: {
+        operation: metaOperation(['describe', server.slice(0, 64), tool.slice(0, 128)]),
+        readOnly: true,
+        execute: async () => describeTool(this, server, tool),
+      },
+    };
   }
 
   /** Marks a tool loaded (mcp_describe found it approved). */

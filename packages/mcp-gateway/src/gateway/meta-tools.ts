@@ -5,6 +5,7 @@
  * tool whose live definition differs from its pin stays out of reach.
  */
 import type { ToolExecution } from '@crustcore/agent';
+import { CODE_MODE_USAGE, toolStub } from '../code-mode/stubs.js';
 import { checkTool } from '../pins/pin-check.js';
 import type { GatewayCore } from './gateway-core.js';
 
@@ -57,7 +58,9 @@ export async function describeTool(gateway: GatewayCore, server: string, tool: s
     return execution(`${server} ${tool} has not been approved by the user (crustcore mcp approve ${server}).`, false);
   const name = gateway.load(server, checked);
   const schema = JSON.stringify(checked.definition.inputSchema ?? {}, null, 1);
-  const body = `${checked.definition.description}\ninput schema: ${schema}`;
-  const text = `Loaded ${name} (${checked.status.readOnly ? 'read-only' : 'may change things; the user may be asked'}). Call it by that name.\n${gateway.options.wrap(`mcp ${server}/${tool} definition`, gateway.options.redactor.redactText(body))}`;
+  // With code mode, the same tool as the script calls it (from the pin, which the live definition equals).
+  const stub = gateway.options.codeMode === undefined ? null : toolStub(gateway, server, tool);
+  const body = `${checked.definition.description}\ninput schema: ${schema}${stub === null ? '' : `\nin mcp_code: ${stub}`}`;
+  const text = `Loaded ${name} (${checked.status.readOnly ? 'read-only' : 'may change things; the user may be asked'}). Call it by that name.${stub === null ? '' : ` ${CODE_MODE_USAGE}`}\n${gateway.options.wrap(`mcp ${server}/${tool} definition`, gateway.options.redactor.redactText(body))}`;
   return execution(text, true);
 }

@@ -4,13 +4,16 @@
  * only when the registry has a trusted server allowed for this repository
  * (otherwise the agent gets no meta-tools at all: zero cost). The vault is
  * opened only unattended (a key file); without it, servers that need a
- * credential say so when the model asks for them.
+ * credential say so when the model asks for them. Given the task's gate and
+ * worker capability, the gateway also offers code mode (`mcp_code`).
  */
 import { type ExtraToolsFactory, type ToolGate, wrapUntrusted } from '@crustcore/agent';
+import type { SandboxExecCap } from '@crustcore/sandbox';
 import { openUnattendedVault, Redactor } from '@crustcore/secrets';
 import { readRegistry, registryPath } from '../registry/registry-store.js';
 import type { RegistryFile } from '../registry/server-record.js';
 import { McpGateway } from './mcp-gateway.js';
+import type { CodeModeOptions } from './mcp-gateway-options.js';
 import { serveWorkerEndpoint } from './worker-endpoint.js';
 
 export interface GatewaySetup {
@@ -20,8 +23,15 @@ export interface GatewaySetup {
   readonly repository: string;
 }
 
-export async function registryGatewayFactory(setup: GatewaySetup): Promise<ExtraToolsFactory | undefined> {
-  return gatewayFactory(setup);
+/** The native agent's task: its kernel gate and worker capability turn code mode on. */
+export interface NativeGatewaySetup extends GatewaySetup {
+  readonly gate?: ToolGate;
+  readonly workerCap?: () => SandboxExecCap;
+}
+
+export async function registryGatewayFactory(setup: NativeGatewaySetup): Promise<ExtraToolsFactory | undefined> {
+  const { gate, workerCap } = setup;
+  return gatewayFactory(setup, gate === undefined || workerCap === undefined ? {} : { codeMode: { gate, workerCap } });
 }
 
 const usableIn = (record: RegistryFile['servers'][number], repository: string): boolean =>
@@ -29,7 +39,7 @@ const usableIn = (record: RegistryFile['servers'][number], repository: string): 
 
 async function gatewayFactory(
   setup: GatewaySetup,
-  extra: { readonly restart?: boolean } = {},
+  extra: { readonly restart?: boolean; readonly codeMode?: CodeModeOptions } = {},
 ): Promise<((worktree: string) => McpGateway) | undefined> {
   const path = registryPath(setup.home);
   const first = readRegistry(path);

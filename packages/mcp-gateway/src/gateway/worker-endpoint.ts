@@ -7,21 +7,18 @@
  * tool gate (policy, approval, receipt) before it runs. The server's credentials stay here, in the
  * gateway: the worker gets results, never the server or its secrets.
  */
-import { chmodSync } from 'node:fs';
-import { createServer, type Server as NetServer, type Socket } from 'node:net';
-import { Transform, Writable } from 'node:stream';
 import type { ToolGate } from '@crustcore/agent';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ListToolsRequestSchema,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { callPlan } from './call-plan.js';
 import type { GatewayCore } from './gateway-core.js';
+import { type CutOffReason, errorResult, serveToolEndpoint } from './tool-endpoint.js';
 import { gatewayToolName } from './tool-names.js';
+
+export {
+  MAX_CALLS_IN_FLIGHT,
+  MAX_UNREAD_ANSWER_BYTES,
+  MAX_WORKER_MESSAGE_BYTES,
+} from './tool-endpoint.js';
 
 export interface WorkerEndpointOptions {
   readonly gateway: GatewayCore;
@@ -30,71 +27,12 @@ export interface WorkerEndpointOptions {
   /** The kernel's gate for the task the worker runs in. */
   readonly gate: ToolGate;
   /** Told when a connection is cut off for passing a bound (diagnostics; tests wait on it). */
-  readonly onCutOff?: (reason: 'message-too-long' | 'unread-answers') => void;
+  readonly onCutOff?: (reason: CutOffReason) => void;
 }
 
 export interface WorkerEndpoint {
   close(): Promise<void>;
 }
-
-/** A worker CLI opens one connection per server; a few more are a misbehaving worker, refused. */
-const MAX_CONNECTIONS = 4;
-/**
- * One JSON-RPC message (a line) may be large — arguments are bounded later, at 64 KiB, by the
- * plan — but never unbounded: a worker that sends a longer line loses the connection instead of
- * growing this process's buffer without end.
- */
-export const MAX_WORKER_MESSAGE_BYTES = 1024 * 1024;
-
-/** Answers a worker has not read, at most: one that sends requests and never reads is cut off. */
-export const MAX_UNREAD_ANSWER_BYTES = 4 * 1024 * 1024;
-/** Tool calls one connection may have running at once (each holds a kernel call and a server call). */
-export const MAX_CALLS_IN_FLIGHT = 8;
-
-/**
- * The answers' way to the socket: a worker that does not read them loses the connection once more
- * than the bound waits, checked on every answer (not only when the worker sends again).
- */
-function boundedAnswers(socket: Socket, cutOff: (reason: 'unread-answers') => void): Writable {
-  return new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      if (!socket.destroyed) {
-        socket.write(chunk);
-        if (socket.writableLength > MAX_UNREAD_ANSWER_BYTES) cutOff('unread-answers');
-      }
-      done();
-    },
-  });
-}
-
-/** The socket's bytes, cut off (and the socket closed) at the first line over the bound. */
-function boundedLines(socket: Socket, cutOff: (reason: 'message-too-long' | 'unread-answers') => void): Transform {
-  let pending = 0;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      if (socket.writableLength > MAX_UNREAD_ANSWER_BYTES) {
-        cutOff('unread-answers');
-        done();
-        return;
-      }
-      let start = 0;
-      for (let newline = chunk.indexOf(0x0a); newline !== -1; newline = chunk.indexOf(0x0a, newline + 1)) {
-        if (pending + newline - start > MAX_WORKER_MESSAGE_BYTES) break;
-        pending = 0;
-        start = newline + 1;
-      }
-      pending += chunk.length - start;
-      if (pending > MAX_WORKER_MESSAGE_BYTES) {
-        cutOff('message-too-long');
-        done();
-        return;
-      }
-      done(null, chunk);
-    },
-  });
-}
-
-const errorResult = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
 
 /** The approved tools of `server`, as their pins recorded them (a denied tool is not offered). */
 export function approvedTools(gateway: GatewayCore, server: string): Tool[] {
@@ -138,61 +76,14 @@ export async function callThroughGate(
   return errorResult(`CrustCore refused this call: ${outcome.reason}`);
 }
 
-function serveConnection(socket: Socket, options: WorkerEndpointOptions): Server {
-  const server = new Server({ name: options.server, version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: approvedTools(options.gateway, options.server),
-  }));
-  let inFlight = 0;
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    if (inFlight >= MAX_CALLS_IN_FLIGHT)
-      return errorResult(`more than ${MAX_CALLS_IN_FLIGHT} calls at once; wait for one to finish`);
-    inFlight += 1;
-    try {
-      return await callThroughGate(options, request.params.name, request.params.arguments ?? {});
-    } finally {
-      inFlight -= 1;
-    }
-  });
-  const cutOff = (reason: 'message-too-long' | 'unread-answers'): void => {
-    if (socket.destroyed) return;
-    socket.destroy();
-    options.onCutOff?.(reason);
-  };
-  const input = boundedLines(socket, cutOff);
-  socket.pipe(input);
-  void server.connect(new StdioServerTransport(input, boundedAnswers(socket, cutOff))).catch(() => socket.destroy());
-  socket.on('close', () => void server.close().catch(() => undefined));
-  socket.on('error', () => socket.destroy());
-  return server;
-}
-
 /** Listens on `socketPath` (0600) until closed. */
-export async function serveWorkerEndpoint(socketPath: string, options: WorkerEndpointOptions): Promise<WorkerEndpoint> {
-  const open = new Set<Socket>();
-  const listener: NetServer = createServer((socket) => {
-    if (open.size >= MAX_CONNECTIONS) {
-      socket.destroy();
-      return;
-    }
-    open.add(socket);
-    socket.on('close', () => open.delete(socket));
-    serveConnection(socket, options);
-  });
-  await new Promise<void>((resolve, reject) => {
-    listener.once('error', reject);
-    listener.listen(socketPath, () => resolve());
-  });
-  try {
-    chmodSync(socketPath, 0o600);
-  } catch (error) {
-    await new Promise<void>((resolve) => listener.close(() => resolve()));
-    throw error;
-  }
-  return {
-    close: async () => {
-      for (const socket of open) socket.destroy();
-      await new Promise<void>((resolve) => listener.close(() => resolve()));
+export function serveWorkerEndpoint(socketPath: string, options: WorkerEndpointOptions): Promise<WorkerEndpoint> {
+  return serveToolEndpoint(socketPath, {
+    tools: {
+      name: options.server,
+      list: () => approvedTools(options.gateway, options.server),
+      call: (tool, args) => callThroughGate(options, tool, args),
     },
-  };
+    ...(options.onCutOff === undefined ? {} : { onCutOff: options.onCutOff }),
+  });
 }

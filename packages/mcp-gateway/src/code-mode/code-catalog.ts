@@ -1,0 +1,88 @@
+/**
+ * What a code-mode script reaches over its socket: the tools of `codeTools` (approved, not denied,
+ * on servers usable here) under their stub names, and nothing else. Each call is planned by the
+ * gateway exactly as a direct `mcp__SERVER__TOOL` call (arguments bounded, the live definition
+ * checked against its pin, the result redacted and bounded) and goes through the task's `ToolGate`
+ * under that same name: a kernel `ToolCallRequested`, the policy, an approval when it asks, a
+ * receipt. The script gets the redacted text without the untrusted-data wrapper — what it prints
+ * is wrapped as a whole before the model sees it — so it can work with the text as data.
+ */
+import type { ToolExecution, ToolGate } from '@crustcore/agent';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import * as t from 'io-ts';
+import { callPlan } from '../gateway/call-plan.js';
+import type { GatewayCore } from '../gateway/gateway-core.js';
+import { type EndpointTools, errorResult } from '../gateway/tool-endpoint.js';
+import { gatewayToolName } from '../gateway/tool-names.js';
+import { type CodeTool, codeTools, endpointName } from './code-names.js';
+
+/** Calls one script may make: a loop in a script must not flood the ledger or a person's prompts. */
+export const MAX_CALLS_PER_SCRIPT = 64;
+
+/** A call's arguments as the script sent them (the SDK checked the JSON-RPC frame; this checks the shape). */
+const ArgumentsC = t.UnknownRecord;
+
+export interface CodeCatalog extends EndpointTools {
+  /** The script's call is over: a call the kernel allows after this runs nothing. */
+  end(): void;
+}
+
+const asIs = (_source: string, text: string): string => text;
+const notRun = (text: string): ToolExecution => ({ text, ok: false, outputBytes: Buffer.byteLength(text) });
+
+async function gatedCall(
+  gateway: GatewayCore,
+  gate: ToolGate,
+  entry: CodeTool,
+  args: Record<string, unknown>,
+  ended: () => boolean,
+): Promise<CallToolResult> {
+  const planned = callPlan(gateway, entry.server, entry.tool, args, asIs);
+  if (planned.kind === 'invalid') return errorResult(planned.message);
+  let executed: ToolExecution | null = null;
+  const outcome = await gate.call({
+    tool: gatewayToolName(entry.server, entry.tool),
+    args: JSON.parse(JSON.stringify(args)),
+    operation: planned.plan.operation,
+    actor: 'agent',
+    execute: async (signal) => {
+      // A person may answer an approval after the script was stopped: nothing is left to receive the result.
+      executed = ended()
+        ? notRun('not run: the script that made this call has ended')
+        : await planned.plan.execute(signal);
+      return executed;
+    },
+  });
+  if (outcome.kind !== 'result') return errorResult(`CrustCore refused this call: ${outcome.reason}`);
+  const ok = (executed as ToolExecution | null)?.ok ?? false;
+  return { content: [{ type: 'text', text: outcome.output.text }], ...(ok ? {} : { isError: true }) };
+}
+
+/** The catalog for one script, fixed when it starts (a later approval counts from the next script). */
+export function codeCatalog(gateway: GatewayCore, gate: ToolGate): CodeCatalog {
+  const entries = new Map(codeTools(gateway).map((entry) => [endpointName(entry), entry]));
+  let ended = false;
+  let calls = 0;
+  return {
+    name: 'crustcore-code-mode',
+    list: (): Tool[] => [...entries.keys()].map((name) => ({ name, inputSchema: { type: 'object' } })),
+    call: async (name, args) => {
+      const entry = entries.get(name);
+      if (entry === undefined)
+        return errorResult(
+          `no tool ${JSON.stringify(name.slice(0, 200))} for this script: the stubs (mcp_describe with a server) list what it may call`,
+        );
+      const decoded = ArgumentsC.decode(args);
+      if (decoded._tag === 'Left') return errorResult(`${name}: the arguments must be one JSON object`);
+      calls += 1;
+      if (calls > MAX_CALLS_PER_SCRIPT)
+        return errorResult(
+          `this script made more than ${MAX_CALLS_PER_SCRIPT} calls; split the work into several scripts`,
+        );
+      return gatedCall(gateway, gate, entry, decoded.right, () => ended);
+    },
+    end: () => {
+      ended = true;
+    },
+  };
+}
