@@ -35,8 +35,13 @@ import { seccompProgram } from './seccomp/seccomp-filter.js';
 export interface SandboxRunSpec {
   /** Program and arguments; a shell only when the profile allows it. */
   readonly argv: readonly [string, ...string[]];
-  /** The task worktree; bound read-write at the same path. */
+  /** The task worktree; bound read-write at the same path (read-only with `worktreeAccess`). */
   readonly worktreeRoot: string;
+  /**
+   * `read-only`: the run may read the worktree but not change it — a program whose code must be
+   * what the user has, never what a task wrote (bubblewrap only; the process jail cannot hold it).
+   */
+  readonly worktreeAccess?: 'read-write' | 'read-only';
   /** Absolute working directory inside `worktreeRoot`. */
   readonly cwd: string;
   /** Extra variables; sanitized (see `sanitizeEnvironment`). The host env is never used. */
@@ -219,6 +224,8 @@ function checkRun(cap: SandboxExecCap, spec: SandboxRunSpec): Result<SandboxRefu
   if (worktree === null) return refuse('BadWorktree', `worktreeRoot is not a directory: ${spec.worktreeRoot}`);
   const worktreeIssue = worktreeProblem(worktree);
   if (worktreeIssue !== null) return refuse('BadWorktree', worktreeIssue);
+  if (spec.worktreeAccess === 'read-only' && cap.backend !== 'bubblewrap')
+    return refuse('BackendUnavailable', `a read-only worktree needs bubblewrap; ${cap.backend} cannot hold it`);
   if (!isNormalizedAbsolute(spec.cwd)) return refuse('CwdOutsideWorktree', 'cwd must be a normalized absolute path');
   const cwd = realDirectory(spec.cwd);
   if (cwd === null || !isInside(cwd, worktree)) {
@@ -346,6 +353,7 @@ export async function runSandboxed(
       : bubblewrapArgv({
           bwrapPath: bwrap,
           worktreeRoot: worktree,
+          worktreeAccess: spec.worktreeAccess ?? 'read-write',
           cwd,
           network: profile.network,
           extraBinds: cap.extraBinds,

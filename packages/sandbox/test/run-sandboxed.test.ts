@@ -235,3 +235,41 @@ describe('runSandboxed (process jail, weaker)', () => {
     expect(result.envDropped).toContainEqual(expect.objectContaining({ name: 'LD_PRELOAD', reason: 'Dangerous' }));
   });
 });
+
+describe('runSandboxed with a read-only worktree', () => {
+  const script = 'cat code.txt; echo planted > code.txt && echo WROTE; echo new > new.txt && echo CREATED; true';
+
+  it('reads the worktree but changes nothing in it (CONTROL: read-write, the same script writes)', async () => {
+    const held = worktree({ 'code.txt': 'original\n' });
+    const readOnly = await run(cap('worker'), {
+      argv: ['/bin/sh', '-c', script],
+      worktreeRoot: held.root,
+      worktreeAccess: 'read-only',
+      cwd: held.root,
+    });
+    expect(readOnly.stdout.text).toContain('original');
+    expect(readOnly.stdout.text).not.toMatch(/WROTE|CREATED/);
+    expect(readFileSync(join(held.root, 'code.txt'), 'utf8')).toBe('original\n');
+    expect(existsSync(join(held.root, 'new.txt'))).toBe(false);
+
+    const open = worktree({ 'code.txt': 'original\n' });
+    const readWrite = await run(cap('worker'), {
+      argv: ['/bin/sh', '-c', script],
+      worktreeRoot: open.root,
+      cwd: open.root,
+    });
+    expect(readWrite.stdout.text).toMatch(/WROTE[\s\S]*CREATED/);
+    expect(readFileSync(join(open.root, 'code.txt'), 'utf8')).toBe('planted\n');
+  });
+
+  it('is refused on the process jail, which cannot hold it', async () => {
+    const held = worktree();
+    const refused = await runSandboxed(cap('worker', { backend: 'process-jail' }), {
+      argv: ['/bin/true'],
+      worktreeRoot: held.root,
+      worktreeAccess: 'read-only',
+      cwd: held.root,
+    });
+    expect(refused._tag === 'Left' && refused.left.reason).toBe('BackendUnavailable');
+  });
+});

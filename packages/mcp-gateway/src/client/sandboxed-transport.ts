@@ -32,8 +32,10 @@ export interface SandboxedServerSpec {
   readonly env: Readonly<Record<string, string>>;
   /** Variables the bridge adds for the server alone (the record's env, resolved credentials). */
   readonly serverEnv: Readonly<Record<string, string>>;
-  /** Bound read-write (the task's worktree, or a scratch directory). */
+  /** The server's working directory: the task's worktree (or a scratch directory), or the user's checkout. */
   readonly worktree: string;
+  /** Read-only for a server whose code is the repository's (it runs on the user's checkout). */
+  readonly worktreeAccess: 'read-write' | 'read-only';
   /** Host directories bound read-only at the same path (the server's code). */
   readonly readPaths: readonly string[];
 }
@@ -133,6 +135,7 @@ export class SandboxedStdioTransport implements Transport {
         ...this.#spec.args,
       ],
       worktreeRoot: this.#spec.worktree,
+      worktreeAccess: this.#spec.worktreeAccess,
       cwd: this.#spec.worktree,
       env: this.#spec.env,
       signal: this.#stop.signal,

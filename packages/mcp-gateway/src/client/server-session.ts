@@ -15,12 +15,20 @@ import { type GatewayError, gatewayError } from '../errors.js';
 import { type CheckedTool, checkTool, type LiveTool } from '../pins/pin-check.js';
 import type { ServerRecord } from '../registry/server-record.js';
 import { SandboxedStdioTransport } from './sandboxed-transport.js';
+import { loadsCodeFromRepository } from './server-code.js';
 
 export interface SessionStart {
   readonly record: ServerRecord;
   /** Resolved credential, if the record has `auth` (env var for stdio, header for HTTP). */
   readonly credential: string | null;
+  /** The task worktree: the server's working directory, read-write, unless its code is the repository's. */
   readonly worktree: string;
+  /**
+   * The user's own checkout. A server that loads code from its working directory
+   * (`loadsCodeFromRepository`) runs here, read-only, never on the task worktree the model writes.
+   * Absent (approving a server outside any task): the worktree as given.
+   */
+  readonly repository?: string;
 }
 
 /** What a call produced, or why there is nothing. */
@@ -52,19 +60,22 @@ async function transportFor(start: SessionStart): Promise<Result<GatewayError, T
     );
   // The server's own variables travel in the bridge's start frame (the sandbox's sanitizer admits only
   // the profile's names); ones that change how programs load code (LD_PRELOAD, NODE_OPTIONS…) never do.
-  // The server's current directory is the task worktree: Python must not import modules from it
+  // The server's current directory may be the task worktree: Python must not import modules from it
   // (a worker could have written one named like the server's own package).
   const serverEnv: Record<string, string> = { PYTHONSAFEPATH: '1' };
   for (const [name, value] of Object.entries(record.transport.env))
     if (!isDangerousEnvName(name)) serverEnv[name] = value;
   if (auth !== undefined && credential !== null) serverEnv[auth.target] = credential;
+  const { command, args } = record.transport;
+  const fromRepository = start.repository !== undefined && loadsCodeFromRepository(command, args, start.repository);
   return ok(
     new SandboxedStdioTransport({
-      command: record.transport.command,
-      args: record.transport.args,
+      command,
+      args,
       env: {},
       serverEnv,
-      worktree: start.worktree,
+      worktree: fromRepository ? (start.repository as string) : start.worktree,
+      worktreeAccess: fromRepository ? 'read-only' : 'read-write',
       readPaths: record.readPaths ?? [],
     }),
   );

@@ -142,7 +142,12 @@ export class McpGateway implements ExtraTools, GatewayCore {
     const credential = await this.#credential(record);
     if (typeof credential === 'object' && credential !== null) return credential.problem;
     this.#options.onStart?.(server);
-    const opened = await Session.open({ record, credential, worktree: this.#options.worktree });
+    const opened = await Session.open({
+      record,
+      credential,
+      worktree: this.#options.worktree,
+      repository: this.#options.repository,
+    });
     if (opened._tag === 'Left') return this.#options.redactor.redactText(opened.left.message);
     return opened.right;
   }

@@ -12,8 +12,9 @@ import { ETC_ENTRIES, NETWORK_ETC_ENTRIES, systemMounts } from '../mount/host-la
 /** Everything bwrap needs to know for one run. */
 export interface BubblewrapPlan {
   readonly bwrapPath: string;
-  /** Real path; bound read-write at the same path inside. */
+  /** Real path; bound at the same path inside, read-write unless `worktreeAccess` says otherwise. */
   readonly worktreeRoot: string;
+  readonly worktreeAccess?: 'read-write' | 'read-only';
   /** Real path inside the worktree. */
   readonly cwd: string;
   readonly network: 'none' | 'host';
@@ -57,7 +58,7 @@ export function bubblewrapArgv(plan: BubblewrapPlan): string[] {
   // tmpfs first: a bind below /tmp placed before it would be hidden.
   args.push('--tmpfs', '/tmp');
   if (!plan.extraBinds.some((bind) => bind.target === SANDBOX_HOME)) args.push('--tmpfs', SANDBOX_HOME);
-  args.push('--bind', plan.worktreeRoot, plan.worktreeRoot);
+  args.push(plan.worktreeAccess === 'read-only' ? '--ro-bind' : '--bind', plan.worktreeRoot, plan.worktreeRoot);
   // Parents before children, so a bind into a bound directory is not hidden.
   const binds = [...plan.extraBinds].sort((a, b) => a.target.length - b.target.length);
   for (const bind of binds) args.push(bind.mode === 'read-write' ? '--bind' : '--ro-bind', bind.source, bind.target);
