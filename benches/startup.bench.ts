@@ -39,6 +39,8 @@ interface Subject {
   readonly argv: readonly [string, ...string[]];
   /** The exit code the subject must end with; a crash would otherwise look like a fast start. */
   readonly status: number;
+  /** Run on a terminal (script(1) gives it a pty), as a person types it; compared with node -e 0 there. */
+  readonly pty?: boolean;
 }
 
 const node = (...args: string[]): readonly [string, ...string[]] => [process.execPath, ...args];
@@ -57,10 +59,23 @@ const SUBJECTS: readonly Subject[] = [
   { name: 'crustcore-nano --help', argv: node(NANO, '--help'), status: 0 },
   { name: 'single executable --version', argv: [SEA, '--version'], status: 0 },
   { name: 'single executable --help', argv: [SEA, '--help'], status: 0 },
+  { name: 'crustcore --help on a terminal', argv: node(BIN, '--help'), status: 0, pty: true },
+  { name: 'crustcore run --help on a terminal', argv: node(BIN, 'run', '--help'), status: 0, pty: true },
+  { name: 'crustcore rnu on a terminal', argv: node(BIN, 'rnu'), status: 2, pty: true },
+];
+/** The baseline for the terminal cases: node -e 0 under the same script(1). */
+const PTY_BASELINE: Subject = { name: 'node -e 0 on a terminal', argv: node('-e', '0'), status: 0, pty: true };
+
+/** script(1) runs the command on a pty and exits with its status (-e). */
+const onTerminal = (argv: readonly string[]): readonly [string, ...string[]] => [
+  'script',
+  '-qec',
+  argv.map((word) => `'${word.replaceAll("'", `'"'"'`)}'`).join(' '),
+  '/dev/null',
 ];
 
 function spawnOnce(subject: Subject): void {
-  const [command, ...args] = subject.argv;
+  const [command, ...args] = subject.pty === true ? onTerminal(subject.argv) : subject.argv;
   const result = spawnSync(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
   if (result.status !== subject.status) {
     throw new Error(`${subject.name} exited ${result.status} (want ${subject.status}): ${result.stderr}`);
@@ -93,7 +108,7 @@ function toRow(name: string, timesMs: readonly number[]): BenchRow {
   return { name, p50Ms, meanMs, perItemP50Us: p50Ms * 1000, itemsPerSecond: 1000 / meanMs, samples: sorted.length };
 }
 
-const ALL = [BASELINE, ...SUBJECTS];
+const ALL = [BASELINE, PTY_BASELINE, ...SUBJECTS];
 const sampled = sampleInterleaved(ALL, ITERATIONS);
 const rows = ALL.map((s) => toRow(s.name, sampled.get(s.name) ?? []));
 console.log(`\n## CLI start-up (${ITERATIONS} interleaved rounds, p50 of each)`);
@@ -104,9 +119,11 @@ const row = (name: string): BenchRow => {
   return found;
 };
 const baseline = row(BASELINE.name);
+const ptyBaseline = row(PTY_BASELINE.name);
 for (const subject of SUBJECTS) {
   const target = subject.name.startsWith('node ') ? undefined : '≤ 1.1× (issue #17)';
-  ratio(`${subject.name} vs node -e 0`, row(subject.name), baseline, target);
+  const against = subject.pty === true ? ptyBaseline : baseline;
+  ratio(`${subject.name} vs ${against.name}`, row(subject.name), against, target);
 }
 
 /** Peak resident set of one spawn, in KiB, from the kernel's accounting of the waited child. */
@@ -123,7 +140,7 @@ const medianRss = (subject: Subject): number => {
 };
 const baseRss = medianRss(BASELINE);
 report('peak RSS node -e 0', `${(baseRss / 1024).toFixed(1)} MiB (median of 7)`);
-for (const subject of SUBJECTS) {
+for (const subject of SUBJECTS.filter((candidate) => candidate.pty !== true)) {
   const rss = medianRss(subject);
   report(
     `peak RSS ${subject.name}`,

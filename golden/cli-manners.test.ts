@@ -8,7 +8,8 @@
  * as stdout (or stderr), so the very first write fails with EPIPE.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, CLI, crustcore, makeRepo, mapBounded, NODE_REPO, REPO_ROOT } from './cli-harness.js';
@@ -156,6 +157,34 @@ describe('help and names', () => {
         .replaceAll(/\u001b\[\d+m/g, '')
         .replaceAll('\r\n', '\n'),
     ).toBe(piped);
+  });
+});
+
+describe('the bin on a terminal', () => {
+  /** Which of node's stream modules a command loaded, run under script(1) (a pty) with a probe preloaded. */
+  function loadedOnTerminal(command: string): string[] {
+    const dir = mkdtempSync(join(tmpdir(), 'bin-tty-'));
+    const probe = join(dir, 'probe.cjs');
+    const report = join(dir, 'loaded.json');
+    writeFileSync(
+      probe,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (tty|net|stream)$/.test(m)))));`,
+    );
+    const ran = spawnSync('script', ['-qec', `${process.execPath} -r ${probe} ${command}`, '/dev/null'], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TERM: 'xterm' },
+    });
+    expect(ran.status, ran.stdout + ran.stderr).toBe(0);
+    return JSON.parse(readFileSync(report, 'utf8')) as string[];
+  }
+
+  // A terminal is told by its device number (cli/sync-answer.ts): node:tty loads net and stream.
+  it('answers --help and a mistyped name without loading the tty, net or stream modules (CONTROL: isatty loads them)', () => {
+    expect(loadedOnTerminal(`${CLI} --help`)).toEqual([]);
+    expect(loadedOnTerminal(`${CLI} rnu; true`)).toEqual([]);
+    expect(loadedOnTerminal(`-e "require('node:tty').isatty(1)"`)).toEqual(
+      expect.arrayContaining(['NativeModule tty', 'NativeModule net']),
+    );
   });
 });
 
