@@ -43,6 +43,24 @@ describe.each<[string, Runner, string]>([
     }
   });
 
+  it('starts the child with no signal ignored, caught or blocked (the broker ignores SIGPIPE and catches others)', async () => {
+    // cat installs no handler of its own (grep catches SIGSEGV): what it shows is what it was given.
+    const r = await run({ ...base, argv: ['/bin/cat', '/proc/self/status'] });
+    const masks = r.stdout.text.split('\n').filter((line) => /^Sig(Ign|Cgt|Blk):/.test(line));
+    expect(masks).toEqual(['SigBlk:\t0000000000000000', 'SigIgn:\t0000000000000000', 'SigCgt:\t0000000000000000']);
+  });
+
+  it('passes values byte for byte: with =, newlines, tabs and non-ASCII', async () => {
+    const odd = { A: 'x=y=z', B: 'line1\nline2', C: 'tab\there', D: 'grüße €' };
+    const r = await run({ ...base, env: odd, argv: ['/usr/bin/env', '-0'] });
+    expect(
+      r.stdout.text
+        .split('\u0000')
+        .filter((entry) => entry !== '')
+        .sort(),
+    ).toEqual(Object.entries(odd).map(([name, value]) => `${name}=${value}`));
+  });
+
   it('feeds stdin and closes it by default', async () => {
     const fed = await run({ ...base, argv: ['/bin/cat'], stdin: 'hello' });
     expect(fed.stdout.text).toBe('hello');

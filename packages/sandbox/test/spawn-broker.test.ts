@@ -5,10 +5,12 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BrokerRun } from '../src/runner/broker-run.js';
+import { DRAIN_AFTER_EXIT_MS } from '../src/runner/process-runner.js';
 import { SpawnBroker } from '../src/runner/spawn-broker.js';
 import { waitUntilGone } from './process-state.js';
 
@@ -102,5 +104,90 @@ describe('the spawn broker after its process is killed', () => {
     holder.kill('SIGKILL');
     for (const pid of brokers) expect(await waitUntilGone(pid, 10_000)).toBe(true);
     expect(readdirSync(tmp)).toEqual([]);
+  });
+
+  // Red team: a CLI killed with a request in the pipe. The broker then forks and reports the start
+  // to a reader that is gone; SIGPIPE used to kill it there, before it saw the end of its input,
+  // and the directory stayed. Stopping the broker while the holder asks and dies makes the order exact.
+  it('leaves no socket directory when its CLI dies with a run just asked for', async () => {
+    const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'broker-pipe-')));
+    const dist = join(import.meta.dirname, '../dist/index.js');
+    const script = `const s = await import(${JSON.stringify(dist)}); const run = () => s.runTrustedHostCommand({ argv: ['/bin/true'], cwd: '/tmp', env: {}, timeoutMs: 10000, maxOutputBytes: 1024 }); await run(); console.log('ran'); process.stdin.once('data', () => { void run(); setTimeout(() => process.kill(process.pid, 'SIGKILL'), 50); });`;
+    const holder = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      env: { PATH: '/usr/bin:/bin', TMPDIR: tmp },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    await new Promise((resume) => holder.stdout.once('data', resume));
+    const brokers = processesNaming(tmp);
+    expect(brokers.length).toBeGreaterThan(0);
+    for (const pid of brokers) process.kill(pid, 'SIGSTOP');
+    const gone = new Promise((resume) => holder.once('exit', resume));
+    holder.stdin.write('go\n');
+    await gone;
+    for (const pid of brokers) process.kill(pid, 'SIGCONT');
+    for (const pid of brokers) expect(await waitUntilGone(pid, 10_000)).toBe(true);
+    expect(readdirSync(tmp)).toEqual([]);
+  });
+
+  it('leaves no socket directory when the broker itself is told to stop (SIGTERM)', async () => {
+    const broker = startBroker();
+    expect(await broker.run({ ...base, argv: ['/bin/true'] }, '/bin/true')).toMatchObject({ exitCode: 0 });
+    process.kill(broker.pid ?? 0, 'SIGTERM');
+    expect(await waitUntilGone(broker.pid ?? 0, 10_000)).toBe(true);
+    expect(existsSync(dirname(broker.socketPath))).toBe(false);
+  });
+});
+
+/**
+ * Red team: a child that dies between fork and its stream connects (an abort or a timeout right at
+ * the start kills its group; the OOM killer) is reaped with no stream ever opened. With the real
+ * broker, aborting each of 300 runs as it started left 3 of them pending for good; here the
+ * broker's reports are replayed to one run, so the order is exact.
+ */
+describe('a run whose child died before connecting its streams', () => {
+  const pending = (): Promise<'pending'> =>
+    new Promise((resume) => setTimeout(() => resume('pending'), DRAIN_AFTER_EXIT_MS + 3_000));
+
+  /** A process group standing for the child's (the exit report SIGKILLs it, as it would the child's leftovers). */
+  const group = (): number => {
+    const stand = spawn('/bin/sleep', ['30'], { detached: true, stdio: 'ignore' });
+    return stand.pid ?? 0;
+  };
+
+  it('settles after the drain time with how the child ended, when no stream was connected', async () => {
+    const run = new BrokerRun({ ...base, argv: ['/bin/true'] }, () => {});
+    run.started(group());
+    run.exited(null, 15);
+    const result = await Promise.race([run.result, pending()]);
+    expect(result).not.toBe('pending');
+    expect(result === 'pending' ? null : result.signal).toBe('SIGTERM');
+  });
+
+  it('settles when only stdout was connected (CONTROL: with both connected and closed, at once)', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'broker-run-'));
+    const accepted: Socket[] = [];
+    const server = createServer((socket) => accepted.push(socket));
+    await new Promise<void>((resume) => server.listen(join(directory, 's.sock'), resume));
+    const pair = async (): Promise<Socket> => {
+      const client = connect(join(directory, 's.sock'));
+      while (accepted.length === 0) await new Promise((resume) => setTimeout(resume, 5));
+      client.end('out');
+      return accepted.shift() as Socket;
+    };
+    const half = new BrokerRun({ ...base, argv: ['/bin/true'] }, () => {});
+    expect(half.attach('1', await pair(), Buffer.alloc(0))).toBe(true);
+    half.started(group());
+    half.exited(0, null);
+    const halfResult = await Promise.race([half.result, pending()]);
+    expect(halfResult === 'pending' ? null : halfResult.exitCode).toBe(0);
+    const whole = new BrokerRun({ ...base, argv: ['/bin/true'] }, () => {});
+    whole.attach('1', await pair(), Buffer.alloc(0));
+    whole.attach('2', await pair(), Buffer.alloc(0));
+    whole.started(group());
+    whole.exited(0, null);
+    const started = performance.now();
+    expect((await whole.result).stdout.text).toBe('out');
+    expect(performance.now() - started).toBeLessThan(DRAIN_AFTER_EXIT_MS);
+    server.close();
   });
 });

@@ -1,8 +1,9 @@
 /**
  * One run through the spawn broker, from request to result: the broker's reports (started,
  * exited, failed before exec) and the child's stream connections arrive in any order; the result
- * is ready once the child was reaped and both of its output streams ended (or the drain time after
- * its exit passed, as for a directly spawned child whose descendants hold the pipes).
+ * is ready once the child was reaped and both of its output streams ended, or the drain time after
+ * its exit passed (as for a directly spawned child whose descendants hold the pipes; here also a
+ * child that died before it connected a stream).
  */
 
 import type { Socket } from 'node:net';
@@ -101,7 +102,10 @@ export class BrokerRun {
       this.#finish();
       return;
     }
-    this.#timers.push(setTimeout(() => this.#closeOutputs(), DRAIN_AFTER_EXIT_MS));
+    // After the drain the run ends whatever its streams did: a child killed between fork and its
+    // connects (an abort or timeout right at the start, the OOM killer) never opens them, and a run
+    // waiting for their close would never settle (nor would its caller, nor the task).
+    this.#timers.push(setTimeout(() => this.#finish(), DRAIN_AFTER_EXIT_MS));
     this.#finishIfDone();
   }
 

@@ -21,7 +21,9 @@
  * stdout, 2 stderr, 0 stdin when the flag is 1; else stdin is /dev/null), moves the sockets onto
  * 0-2, enters its directory, takes exactly the given environment and execs. At the end of its stdin
  * (the CLI exited, or was killed) the broker removes the socket and its directory and exits. A fixed
- * script: nothing in it is built from input.
+ * script: nothing in it is built from input. It ignores SIGPIPE (a report to a CLI that is gone
+ * fails and the broker leaves) and cleans up on SIGTERM, SIGHUP and SIGINT; each child resets every
+ * disposition to the default before anything else.
  */
 
 /** Fields of a request before argv (id, token, cwd, program path, argc). */
@@ -32,6 +34,20 @@ use POSIX ();
 use Socket qw(AF_UNIX SOCK_STREAM pack_sockaddr_un);
 $SIG{__WARN__} = sub {};
 my ($close_range, $socket_path) = @ARGV;
+my $broker = $$;
+# However the broker ends (its CLI gone, a signal), its socket and directory go with it. Only the
+# broker: a child still running perl (between fork and exec) must never remove them.
+sub leave {
+  POSIX::_exit(127) if $$ != $broker;
+  (my $directory = $socket_path) =~ s{/[^/]*$}{};
+  unlink $socket_path;
+  rmdir $directory;
+  POSIX::_exit(0);
+}
+$SIG{$_} = \\&leave for qw(TERM HUP INT);
+# A report to a CLI that is gone fails with EPIPE (then the broker leaves) instead of killing it
+# before it could clean up.
+$SIG{PIPE} = 'IGNORE';
 if (syscall($close_range + 0, 3, 0xffffffff, 0) != 0) {
   opendir(my $dir, '/proc/self/fd') or exit 120;
   my @open = grep { /^[0-9]+$/ && $_ >= 3 } readdir($dir);
@@ -40,7 +56,7 @@ if (syscall($close_range + 0, 3, 0xffffffff, 0) != 0) {
 }
 binmode STDIN; binmode STDOUT;
 my %children;
-sub report { syswrite(STDOUT, $_[0]) }
+sub report { defined(syswrite(STDOUT, $_[0])) or leave() }
 sub reap {
   while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) {
     my $id = delete $children{$pid};
@@ -61,8 +77,9 @@ sub attach {
 sub run_child {
   my ($id, $token, $cwd, $program, $argv, $env, $stdin) = @_;
   open(my $control, '>&', \\*STDOUT) or POSIX::_exit(127);
-  # The program starts as Node would start it: no handler, no blocked signal, its own process group.
-  $SIG{CHLD} = 'DEFAULT';
+  # The program starts as Node would start it: every disposition the default (an ignored SIGPIPE
+  # would survive exec), no blocked signal, its own process group.
+  for my $name (keys %SIG) { $SIG{$name} = 'DEFAULT' unless $name =~ /^__/ }
   POSIX::sigprocmask(POSIX::SIG_SETMASK(), POSIX::SigSet->new());
   POSIX::setpgid(0, 0);
   attach($control, $id, $token, 1);
@@ -98,13 +115,8 @@ while (1) {
   next if $found <= 0;
   my $got = sysread(STDIN, $buffer, 65536, length $buffer);
   next unless defined $got;
-  if ($got == 0) {
-    # The CLI is gone (also killed outright): its socket directory goes with the broker.
-    (my $directory = $socket_path) =~ s{/[^/]*$}{};
-    unlink $socket_path;
-    rmdir $directory;
-    exit 0;
-  }
+  # The CLI is gone (also killed outright): its socket directory goes with the broker.
+  leave() if $got == 0;
   while ($buffer =~ /^([0-9]+)\\n/) {
     my ($length, $head) = ($1, length($1) + 1);
     last if length($buffer) < $head + $length;
