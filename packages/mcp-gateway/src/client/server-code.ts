@@ -86,15 +86,16 @@ function pointsIntoRepository(value: string, repository: string): boolean {
 
 /**
  * Whether the record's variables steer a lookup at the working directory or the checkout. Variables
- * holding search paths (`…PATH`, `…LIB`, `…HOME`, `…_DIR`) count with any relative entry, even a bare
- * word (`PYTHONPATH=src`) or an empty one (the current directory); any variable counts with a
- * relative file (`LUA_INIT=@./x.lua`, `BUNDLE_GEMFILE=./Gemfile`).
+ * holding search paths (`…PATH`, `…LIB`, `…HOME`, `…_DIR`) count with any entry that is relative,
+ * even a bare word (`PYTHONPATH=src`), empty (the current directory) or in the checkout; any variable
+ * counts with a relative file (`LUA_INIT=@./x.lua`, `BUNDLE_GEMFILE=./Gemfile`). An absolute path
+ * in the checkout elsewhere is data the server reads or writes (a marker, a database), not a lookup.
  */
 function environmentLoadsFromRepository(env: Readonly<Record<string, string>>, repository: string): boolean {
   return Object.entries(env).some(([name, value]) => {
-    if (pointsIntoRepository(value, repository)) return true;
+    if (value.split(/[\s:;,=@]+/).some(relativePathLike)) return true;
     if (!/(?:PATH|LIBS?|HOME|_DIRS?|_ROOT)$/i.test(name)) return false;
-    return value.split(':').some((entry) => entry === '' || !isAbsolute(entry));
+    return value.split(':').some((entry) => entry === '' || inRepository(entry, repository));
   });
 }
 
