@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ProcessResult, type ProcessSpec, runTrustedHostCommand } from '../src/index.js';
 import { runTrustedHostCommandDirect } from '../src/runner/host-command.js';
+import { KILL_GRACE_MS } from '../src/runner/process-runner.js';
 import { waitUntilGone } from './process-state.js';
 
 const env = { PATH: '/usr/bin:/bin' };
@@ -59,6 +60,25 @@ describe.each<[string, Runner, string]>([
         .filter((entry) => entry !== '')
         .sort(),
     ).toEqual(Object.entries(odd).map(([name, value]) => `${name}=${value}`));
+  });
+
+  // Red team: an abort that lands as the run starts. Through the broker, the start report came
+  // before the child had its own process group, so the SIGTERM to the group found none and the child
+  // ran on until the SIGKILL 500 ms later (195 of 200 runs); spawned by Node, the observer was told
+  // before the abort was armed, and the abort was lost (the run went to its end).
+  it('an abort as the run starts stops it at once, with SIGTERM', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const stop = new AbortController();
+      const r = await run({
+        ...base,
+        argv: ['/bin/sleep', '5'],
+        signal: stop.signal,
+        observer: { started: () => stop.abort() },
+      });
+      expect(r.cancelled).toBe(true);
+      expect(r.signal).toBe('SIGTERM');
+      expect(r.durationMs).toBeLessThan(KILL_GRACE_MS);
+    }
   });
 
   it('feeds stdin and closes it by default', async () => {

@@ -154,7 +154,7 @@ describe('a run whose child died before connecting its streams', () => {
     return stand.pid ?? 0;
   };
 
-  it('settles after the drain time with how the child ended, when no stream was connected', async () => {
+  it('settles at once with how the child ended, when it died before exec (no C report, no stream)', async () => {
     const run = new BrokerRun({ ...base, argv: ['/bin/true'] }, () => {});
     run.started(group());
     run.exited(null, 15);
@@ -163,7 +163,7 @@ describe('a run whose child died before connecting its streams', () => {
     expect(result === 'pending' ? null : result.signal).toBe('SIGTERM');
   });
 
-  it('settles when only stdout was connected (CONTROL: with both connected and closed, at once)', async () => {
+  it('settles after the drain when a stream it connected never arrived (CONTROL: both arrived and closed, at once)', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'broker-run-'));
     const accepted: Socket[] = [];
     const server = createServer((socket) => accepted.push(socket));
@@ -177,6 +177,7 @@ describe('a run whose child died before connecting its streams', () => {
     const half = new BrokerRun({ ...base, argv: ['/bin/true'] }, () => {});
     expect(half.attach('1', await pair(), Buffer.alloc(0))).toBe(true);
     half.started(group());
+    half.execing();
     half.exited(0, null);
     const halfResult = await Promise.race([half.result, pending()]);
     expect(halfResult === 'pending' ? null : halfResult.exitCode).toBe(0);
@@ -184,6 +185,7 @@ describe('a run whose child died before connecting its streams', () => {
     whole.attach('1', await pair(), Buffer.alloc(0));
     whole.attach('2', await pair(), Buffer.alloc(0));
     whole.started(group());
+    whole.execing();
     whole.exited(0, null);
     const started = performance.now();
     expect((await whole.result).stdout.text).toBe('out');

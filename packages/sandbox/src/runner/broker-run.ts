@@ -38,6 +38,8 @@ export class BrokerRun {
   #timedOut = false;
   #cancelled = false;
   #stopWhenStarted = false;
+  /** The child connected its streams and went on to exec (its C report). */
+  #execing = false;
   #settled = false;
   readonly #timers: NodeJS.Timeout[] = [];
   readonly #onAbort = (): void => {
@@ -93,12 +95,17 @@ export class BrokerRun {
     if (this.#stopWhenStarted) this.#stop();
   }
 
+  execing(): void {
+    this.#execing = true;
+  }
+
   exited(code: number | null, signal: number | null): void {
     this.#exit = { code, signal: signal === null ? null : signalName(signal) };
     this.#clearTimers();
     // Leftover members of the group (background jobs) are part of the run: they die with it.
     if (this.#pid !== null) signalProcessGroup(this.#pid, 'SIGKILL');
-    if (this.#startError !== null) {
+    // Failed before exec, or died before it (killed as it started): no program ran, no output can come.
+    if (this.#startError !== null || !this.#execing) {
       this.#finish();
       return;
     }

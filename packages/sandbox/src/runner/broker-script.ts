@@ -15,6 +15,7 @@
  * on stdout, one line each (a line is shorter than PIPE_BUF, so a child's write cannot interleave):
  *   S id pid        the child was forked (its own process group: pgid = pid)
  *   X id code sig   it was reaped: exit code, or the signal number
+ *   C id            the child connected its streams and execs next (the child writes it)
  *   E id stage errno  it failed before exec (stage: connect, cwd, exec); an X follows
  *   F id errno      fork failed; no child
  * The child connects to the caller's Unix socket once per stream, sending `token\tN\n` (N = 1
@@ -38,7 +39,17 @@ my $broker = $$;
 # However the broker ends (its CLI gone, a signal), its socket and directory go with it. Only the
 # broker: a child still running perl (between fork and exec) must never remove them.
 sub leave {
-  POSIX::_exit(127) if $$ != $broker;
+  my ($signal) = @_;
+  if ($$ != $broker) {
+    # A child the signal reached before it reset its handlers dies of it, as the program would have.
+    # (Perl blocks a signal while its handler runs: unblock, or the kill would wait for the exit.)
+    if (defined $signal) {
+      $SIG{$signal} = 'DEFAULT';
+      kill($signal, $$);
+      POSIX::sigprocmask(POSIX::SIG_SETMASK(), POSIX::SigSet->new());
+    }
+    POSIX::_exit(127);
+  }
   (my $directory = $socket_path) =~ s{/[^/]*$}{};
   unlink $socket_path;
   rmdir $directory;
@@ -88,6 +99,9 @@ sub run_child {
   else { POSIX::close(0); defined(POSIX::open('/dev/null', POSIX::O_RDONLY())) or child_fails($control, $id, 'connect') }
   chdir($cwd) or child_fails($control, $id, 'cwd');
   %ENV = map { my ($name, $value) = split(/=/, $_, 2); ($name, $value) } @$env;
+  # C: the streams are connected and the program is next. A child reaped without it never ran and
+  # connects nothing more, so its run need not wait for streams.
+  syswrite($control, "C\\t$id\\n");
   { no warnings; exec { $program } @$argv; }
   child_fails($control, $id, 'exec');
 }
@@ -101,6 +115,9 @@ sub launch {
   my $pid = fork();
   if (!defined $pid) { report("F\\t$id\\t" . ($! + 0) . "\\n"); return }
   run_child($id, $token, $cwd, $program, \\@argv, \\@env, $stdin) if $pid == 0;
+  # The group exists before S says the child started (the child sets it too; whichever runs first):
+  # a SIGTERM the runner sends the group as soon as it hears of the start must not find none.
+  POSIX::setpgid($pid, $pid);
   $children{$pid} = $id;
   report("S\\t$id\\t$pid\\n");
 }
