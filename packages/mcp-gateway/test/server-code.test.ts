@@ -5,7 +5,8 @@
  * with the server's credential and read paths. Layouts and spellings vary; each attack has a
  * CONTROL — the same server on the task worktree, as before the defence, runs the planted copy.
  */
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadsCodeFromRepository } from '../src/client/server-code.js';
@@ -58,8 +59,20 @@ describe('which command lines load code from the repository', () => {
     ['a launcher loading .envrc', 'direnv', ['exec', '/', '/opt/mcp/server']],
     ['an interpreter not in the first list', 'julia', ['srv.jl']],
     ['a jar in the repository', 'java', ['-jar', 'build/server.jar']],
+    ['a version-suffixed interpreter', 'node20', ['--import=tsx', '/opt/mcp/server.js']],
+    ['an interpreter in capitals', '/opt/bin/NODE', ['--import=tsx', '/opt/mcp/server.js']],
   ])('%s: yes', (_case, command, args) => {
     expect(loadsCodeFromRepository(command, args, REPO)).toBe(true);
+  });
+
+  it('an interpreter behind a symlink of another name is still an interpreter', () => {
+    const bin = mkdtempSync(join(tmpdir(), 'server-code-bin-'));
+    symlinkSync(process.execPath, join(bin, 'js'));
+    expect(loadsCodeFromRepository(join(bin, 'js'), ['--import=tsx', '/opt/mcp/server.js'], REPO)).toBe(true);
+    expect(loadsCodeFromRepository('js', ['--import=tsx', '/opt/mcp/server.js'], REPO, { PATH: bin })).toBe(true);
+    // CONTROL: a program of that name that is no interpreter, with the same arguments, is installed.
+    writeFileSync(join(bin, 'tool'), '#!/bin/sh\n', { mode: 0o755 });
+    expect(loadsCodeFromRepository(join(bin, 'tool'), ['--import=tsx', '/opt/mcp/server.js'], REPO)).toBe(false);
   });
 
   it.each<[string, string, readonly string[], Readonly<Record<string, string>>]>([

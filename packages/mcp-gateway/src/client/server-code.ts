@@ -16,17 +16,18 @@
  * place or into the checkout (`PATH=.:…`, `PYTHONPATH=src`, `HOME=.`). A false positive costs only
  * the task's files: the server then sees the user's checkout instead of the task worktree.
  */
-import { basename, isAbsolute, normalize, resolve } from 'node:path';
-import { isDangerousEnvName } from '@crustcore/sandbox';
+import { realpathSync, statSync } from 'node:fs';
+import { basename, isAbsolute, join, normalize, resolve } from 'node:path';
+import { defaultSandboxPath, isDangerousEnvName } from '@crustcore/sandbox';
 
 /** Programs that run a script or module named by their arguments. */
 const INTERPRETER =
-  /^(?:node(?:js)?|deno|bun|tsx|ts-node(?:-esm)?|babel-node|vite-node|jiti|esno|zx|coffee|python(?:\d+(?:\.\d+)?)?|ipython\d*|pypy\d*|ruby|jruby|perl|php|lua(?:jit)?|Rscript|julia|java|jshell|groovy|kotlin|scala|elixir|erl|escript|guile|racket|swipl|tclsh|wish|g?awk|pwsh|sh|bash|dash|zsh|ksh|mksh|fish|busybox)$/;
+  /^(?:node(?:js)?|deno|bun|tsx|ts-node(?:-esm)?|babel-node|vite-node|jiti|esno|zx|coffee|python(?:\d+(?:\.\d+)?)?|ipython\d*|pypy\d*|ruby|jruby|perl|php|lua(?:jit)?|Rscript|julia|java|jshell|groovy|kotlin|scala|elixir|erl|escript|guile|racket|swipl|tclsh|wish|g?awk|pwsh|sh|bash|dash|zsh|ksh|mksh|fish|busybox)$/i;
 /** Programs that resolve and run packages, builds or settings from their working directory. */
 const LAUNCHER =
-  /^(?:npx|pnpx|pnpm|yarn|npm|bunx|corepack|uvx|uv|pipx|poetry|pipenv|pdm|hatch|rye|pixi|conda|mamba|micromamba|tox|nox|invoke|make|just|task|cargo|go|dotnet|mvn|gradle|sbt|lein|mix|bazel|bazelisk|bundle|bundler|rake|gem|composer|direnv|mise|rtx|asdf|nix|nix-shell|devbox|dotenv|dotenvx|env-cmd|foreman|honcho|turbo|nx)$/;
+  /^(?:npx|pnpx|pnpm|yarn|npm|bunx|corepack|uvx|uv|pipx|poetry|pipenv|pdm|hatch|rye|pixi|conda|mamba|micromamba|tox|nox|invoke|make|just|task|cargo|go|dotnet|mvn|gradle|sbt|lein|mix|bazel|bazelisk|bundle|bundler|rake|gem|composer|direnv|mise|rtx|asdf|nix|nix-shell|devbox|dotenv|dotenvx|env-cmd|foreman|honcho|turbo|nx)$/i;
 /** Python's `-m` names a module: `PYTHONSAFEPATH=1`, which the session sets last, keeps it from the working directory. */
-const PYTHON = /^(?:python(?:\d+(?:\.\d+)?)?|pypy\d*)$/;
+const PYTHON = /^(?:python(?:\d+(?:\.\d+)?)?|pypy\d*)$/i;
 /** Options whose argument is a module, a path to load code from, or a search path. */
 const CODE_PATH_OPTIONS = new Set([
   '-r',
@@ -153,13 +154,40 @@ function wrapperLoadsFromRepository(args: readonly string[], repository: string)
           environmentLoadsFromRepository({ [assignment[1] as string]: assignment[2] as string }, repository))
       )
         return true;
-      const name = basename(word);
+      const name = spelled(basename(word));
       if (!INTERPRETER.test(name) && !LAUNCHER.test(name)) continue;
       const rest = [...words.slice(at + 1), ...args.slice(index + 1)];
       return loadsCodeFromRepository(word, rest, repository);
     }
   }
   return false;
+}
+
+/** A program name as the lists spell it: any case, without a version suffix (`Node`, `node20`, `python3.12`). */
+const spelled = (name: string): string => name.toLowerCase().replace(/(?:[-_.]?\d+)+$/, '');
+
+/** Where `command` resolves on the host: itself when a path, else the first file of that name on PATH. */
+function hostPathOf(command: string, env: Readonly<Record<string, string>>): string | null {
+  const candidates = command.includes('/')
+    ? [command]
+    : (env.PATH ?? defaultSandboxPath()).split(':').map((directory) => join(directory, command));
+  for (const candidate of candidates) {
+    try {
+      if (statSync(candidate).isFile()) return realpathSync(candidate);
+    } catch {
+      // not there: the next one
+    }
+  }
+  return null;
+}
+
+/**
+ * The names a program goes by: its own and, through symlinks, its target's (`/usr/local/bin/js` →
+ * node). An interpreter under another name or spelling is still an interpreter.
+ */
+function programNames(command: string, env: Readonly<Record<string, string>>): string[] {
+  const target = hostPathOf(command, env);
+  return [basename(command), ...(target === null ? [] : [basename(target)])].map(spelled);
 }
 
 /** Whether a stdio server with this command line and environment may load code from its working directory. */
@@ -171,8 +199,9 @@ export function loadsCodeFromRepository(
 ): boolean {
   if (environmentLoadsFromRepository(env, repository)) return true;
   if (command.includes('/') && inRepository(command, repository)) return true;
-  const program = basename(command);
-  if (LAUNCHER.test(program)) return true;
-  if (INTERPRETER.test(program)) return interpreterLoadsFromRepository(program, args, repository);
+  const names = programNames(command, env);
+  if (names.some((name) => LAUNCHER.test(name))) return true;
+  const interpreter = names.find((name) => INTERPRETER.test(name));
+  if (interpreter !== undefined) return interpreterLoadsFromRepository(interpreter, args, repository);
   return wrapperLoadsFromRepository(args, repository);
 }
