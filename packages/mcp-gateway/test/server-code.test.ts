@@ -106,6 +106,10 @@ describe('which command lines load code from the repository', () => {
   it('an environment of absolute, outside paths and plain settings keeps an installed server installed', () => {
     const env = { PATH: '/usr/local/bin:/usr/bin:/bin', LOG_LEVEL: 'debug', API_URL: 'https://api.example.com/v1' };
     expect(loadsCodeFromRepository('node', ['/opt/mcp/server.js'], REPO, env)).toBe(false);
+    // A data file in the checkout (server-memory's) is no lookup; the same place on NODE_PATH is.
+    const data = { MEMORY_FILE_PATH: `${REPO}/memory.jsonl` };
+    expect(loadsCodeFromRepository('node', ['/opt/mcp/server.js'], REPO, data)).toBe(false);
+    expect(loadsCodeFromRepository('node', ['/opt/mcp/server.js'], REPO, { NODE_PATH: REPO })).toBe(true);
   });
 });
 

@@ -61,6 +61,9 @@ const INERT_OPTIONS = new Set([
   '--unhandled-rejections',
   '--experimental-specifier-resolution',
 ]);
+/** Variables that are lists of places code is searched in. */
+const CODE_SEARCH_LISTS =
+  /^(?:PATH|NODE_PATH|PYTHONPATH|PYTHONUSERBASE|CLASSPATH|PERL5LIB|PERLLIB|RUBYLIB|GEM_PATH|GEM_HOME|LUA_PATH|LUA_CPATH|R_LIBS(?:_USER|_SITE)?|JULIA_LOAD_PATH|ERL_LIBS|GUILE_LOAD_PATH|TCLLIBPATH|DENO_DIR)$/;
 /** Python's value-less flags. Only Python's: the same letters are code or a search elsewhere (perl -E, -S). */
 const PYTHON_INERT_FLAGS = new Set(['-u', '-B', '-E', '-s', '-S', '-O', '-OO', '-q', '-P']);
 
@@ -88,15 +91,19 @@ function pointsIntoRepository(value: string, repository: string): boolean {
 /**
  * Whether the record's variables steer a lookup at the working directory or the checkout. Variables
  * holding search paths (`…PATH`, `…LIB`, `…HOME`, `…_DIR`) count with any entry that is relative,
- * even a bare word (`PYTHONPATH=src`), empty (the current directory) or in the checkout; any variable
- * counts with a relative file (`LUA_INIT=@./x.lua`, `BUNDLE_GEMFILE=./Gemfile`). An absolute path
- * in the checkout elsewhere is data the server reads or writes (a marker, a database), not a lookup.
+ * even a bare word (`PYTHONPATH=src`), or empty (the current directory); a code search list
+ * (`NODE_PATH`, `PYTHONPATH`…) also with one in the checkout; any variable counts with a relative
+ * file (`LUA_INIT=@./x.lua`, `BUNDLE_GEMFILE=./Gemfile`). An absolute path in the checkout elsewhere
+ * is data the server reads or writes (a marker, `MEMORY_FILE_PATH`), not a lookup.
  */
 function environmentLoadsFromRepository(env: Readonly<Record<string, string>>, repository: string): boolean {
   return Object.entries(env).some(([name, value]) => {
     if (value.split(/[\s:;,=@]+/).some(relativePathLike)) return true;
     if (!/(?:PATH|LIBS?|HOME|_DIRS?|_ROOT)$/i.test(name)) return false;
-    return value.split(':').some((entry) => entry === '' || inRepository(entry, repository));
+    const entries = value.split(':');
+    if (entries.some((entry) => entry === '' || !isAbsolute(entry))) return true;
+    // Into the checkout only where the variable is a list code is searched in (MEMORY_FILE_PATH is data).
+    return CODE_SEARCH_LISTS.test(name) && entries.some((entry) => inRepository(entry, repository));
   });
 }
 
