@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BrokerRun } from '../src/runner/broker-run.js';
+import { BROKER_SCRIPT } from '../src/runner/broker-script.js';
 import { DRAIN_AFTER_EXIT_MS } from '../src/runner/process-runner.js';
 import { SpawnBroker } from '../src/runner/spawn-broker.js';
 import { waitUntilGone } from './process-state.js';
@@ -191,5 +192,57 @@ describe('a run whose child died before connecting its streams', () => {
     expect((await whole.result).stdout.text).toBe('out');
     expect(performance.now() - started).toBeLessThan(DRAIN_AFTER_EXIT_MS);
     server.close();
+  });
+});
+
+/**
+ * Red team: the broker's reports under load. Perl's handlers are installed without SA_RESTART, so a
+ * SIGCHLD that lands while the broker is blocked writing a report to a full control socket makes the
+ * write fail with EINTR. The report was then lost (a run that never hears S cannot be stopped; one
+ * that never hears X never ends). Here the broker runs raw with a small send buffer, its reader
+ * paused until runs pile up, and SIGCHLD is sent to it while it is blocked.
+ */
+describe('the broker under a full control socket', () => {
+  it('loses no report when a signal interrupts a blocked write (each run: S, C and X)', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'broker-load-'));
+    const socketPath = join(directory, 'b.sock');
+    const server = createServer((socket) => socket.resume());
+    await new Promise<void>((resume) => server.listen(socketPath, resume));
+    const wrapper =
+      'use Socket; setsockopt(STDOUT, SOL_SOCKET, SO_SNDBUF, 2048) or die; exec {"/usr/bin/perl"} "perl", "-t", "-e", $ENV{BROKER}, @ARGV';
+    const broker = spawn('/usr/bin/perl', ['-e', wrapper, '436', socketPath], {
+      env: { BROKER: BROKER_SCRIPT, PATH: '/usr/bin:/bin' },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    let control = '';
+    broker.stdout.setEncoding('latin1').on('data', (text: string) => {
+      control += text;
+    });
+    broker.stdout.pause();
+    const runs = 150;
+    for (let id = 1; id <= runs; id += 1) {
+      const payload = [String(id), 'f'.repeat(32), '/tmp', '/bin/true', '1', 'true', '0', '0'].join('\u0000');
+      broker.stdin.write(`${Buffer.byteLength(payload)}\n${payload}`);
+    }
+    // The socket fills; the broker blocks in a write. Interrupt it, again and again.
+    for (let round = 0; round < 20; round += 1) {
+      await new Promise((resume) => setTimeout(resume, 25));
+      process.kill(broker.pid ?? 0, 'SIGCHLD');
+    }
+    broker.stdout.resume();
+    const lines = (): string[] => control.split('\n').filter((line) => line !== '');
+    const deadline = Date.now() + 20_000;
+    while (lines().filter((line) => line.startsWith('X\t')).length < runs && Date.now() < deadline)
+      await new Promise((resume) => setTimeout(resume, 20));
+    broker.stdin.end();
+    server.close();
+    for (const kind of ['S', 'C', 'X']) {
+      const ids = new Set(
+        lines()
+          .filter((line) => line.startsWith(`${kind}\t`))
+          .map((line) => line.split('\t')[1]),
+      );
+      expect(ids.size, `${kind} reports`).toBe(runs);
+    }
   });
 });

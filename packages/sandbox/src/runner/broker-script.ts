@@ -67,7 +67,17 @@ if (syscall($close_range + 0, 3, 0xffffffff, 0) != 0) {
 }
 binmode STDIN; binmode STDOUT;
 my %children;
-sub report { defined(syswrite(STDOUT, $_[0])) or leave() }
+# Perl installs its handlers without SA_RESTART: a SIGCHLD while the write is blocked (the CLI's
+# event loop busy, the socket full) fails it with EINTR. A lost S or X would leave a run that cannot
+# be stopped or never ends: write it all, again after an interruption; only a CLI gone ends it.
+sub report {
+  my $line = $_[0];
+  while (length $line) {
+    my $wrote = syswrite(STDOUT, $line);
+    if (defined $wrote) { substr($line, 0, $wrote) = ''; next }
+    leave() unless $! == POSIX::EINTR() || $! == POSIX::EAGAIN();
+  }
+}
 sub reap {
   while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) {
     my $id = delete $children{$pid};
