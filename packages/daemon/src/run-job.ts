@@ -60,6 +60,11 @@ export function runtimeTaskId(queuedTaskId: string | null, attempt: number): Tas
 export function stoppableBackend(backend: CodingBackend, stop: AbortSignal): CodingBackend {
   return {
     name: backend.name,
+    // The rest of the backend's contract passes through: a wrapper that dropped `close` would keep a
+    // pack backend's task-long holdings (a worker's MCP servers) running after the job, and the daemon
+    // with them; one that dropped `worksBeforeRun` would change when the baseline starts.
+    ...(backend.worksBeforeRun === undefined ? {} : { worksBeforeRun: backend.worksBeforeRun }),
+    ...(backend.close === undefined ? {} : { close: () => backend.close?.() ?? Promise.resolve() }),
     run: (input, context) =>
       backend.run(input, {
         ...context,

@@ -516,6 +516,37 @@ console.log('left', child.pid);`;
     expect(existsSync(join(worktree, 'marked'))).toBe(true);
   });
 
+  // Red team: a script that fires a call without awaiting it and ends. The call used to go on after
+  // mcp_code had returned — the server still working for a script that was gone, its kernel call
+  // completing after the one that contained it.
+  it('a call still running when its script ends is stopped before mcp_code returns; nothing goes on after', async () => {
+    const worktree = makeWorktree();
+    const record = await approveAll(stdioRecord('fx', [FIXTURE_SERVER]), worktree);
+    const { gateway, calls } = codeGateway([record], worktree);
+    const hostSocket = join(worktree, 'h.sock');
+    const started = join(worktree, 'started');
+    let closed = false;
+    const host = createServer((held) =>
+      held.on('close', () => {
+        closed = true;
+      }),
+    );
+    await new Promise<void>((resolve) => host.listen(hostSocket, resolve));
+    try {
+      const hang = JSON.stringify({ socket: hostSocket, started });
+      // The greet starts the server; the hang is sent and left; the script waits a moment and ends.
+      const script = `console.log(await tools.fx.greet({ name: 'a' }));\ntools.fx.hang(${hang}).catch(() => {});\nawait new Promise((resolve) => setTimeout(resolve, 1500));`;
+      const result = await run(gateway, 'mcp_code', { script });
+      expect(result.text).toContain('hello a');
+      // The hang did reach the server (its file), and its connection was closed before mcp_code returned.
+      expect(existsSync(started)).toBe(true);
+      expect(closed).toBe(true);
+      expect(calls.map((call) => call.tool)).toEqual(['mcp__fx__greet', 'mcp__fx__hang']);
+    } finally {
+      host.close();
+    }
+  });
+
   it('where the task sandbox is the process jail, no script runs and nothing is served', async () => {
     const worktree = makeWorktree();
     const jail = mintSandboxExecCap('worker', { backend: 'process-jail' });

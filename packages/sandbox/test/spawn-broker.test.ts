@@ -5,10 +5,13 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BrokerRun } from '../src/runner/broker-run.js';
+import { BROKER_SCRIPT } from '../src/runner/broker-script.js';
+import { DRAIN_AFTER_EXIT_MS } from '../src/runner/process-runner.js';
 import { SpawnBroker } from '../src/runner/spawn-broker.js';
 import { waitUntilGone } from './process-state.js';
 
@@ -102,5 +105,144 @@ describe('the spawn broker after its process is killed', () => {
     holder.kill('SIGKILL');
     for (const pid of brokers) expect(await waitUntilGone(pid, 10_000)).toBe(true);
     expect(readdirSync(tmp)).toEqual([]);
+  });
+
+  // Red team: a CLI killed with a request in the pipe. The broker then forks and reports the start
+  // to a reader that is gone; SIGPIPE used to kill it there, before it saw the end of its input,
+  // and the directory stayed. Stopping the broker while the holder asks and dies makes the order exact.
+  it('leaves no socket directory when its CLI dies with a run just asked for', async () => {
+    const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'broker-pipe-')));
+    const dist = join(import.meta.dirname, '../dist/index.js');
+    const script = `const s = await import(${JSON.stringify(dist)}); const run = () => s.runTrustedHostCommand({ argv: ['/bin/true'], cwd: '/tmp', env: {}, timeoutMs: 10000, maxOutputBytes: 1024 }); await run(); console.log('ran'); process.stdin.once('data', () => { void run(); setTimeout(() => process.kill(process.pid, 'SIGKILL'), 50); });`;
+    const holder = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      env: { PATH: '/usr/bin:/bin', TMPDIR: tmp },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    await new Promise((resume) => holder.stdout.once('data', resume));
+    const brokers = processesNaming(tmp);
+    expect(brokers.length).toBeGreaterThan(0);
+    for (const pid of brokers) process.kill(pid, 'SIGSTOP');
+    const gone = new Promise((resume) => holder.once('exit', resume));
+    holder.stdin.write('go\n');
+    await gone;
+    for (const pid of brokers) process.kill(pid, 'SIGCONT');
+    for (const pid of brokers) expect(await waitUntilGone(pid, 10_000)).toBe(true);
+    expect(readdirSync(tmp)).toEqual([]);
+  });
+
+  it('leaves no socket directory when the broker itself is told to stop (SIGTERM)', async () => {
+    const broker = startBroker();
+    expect(await broker.run({ ...base, argv: ['/bin/true'] }, '/bin/true')).toMatchObject({ exitCode: 0 });
+    process.kill(broker.pid ?? 0, 'SIGTERM');
+    expect(await waitUntilGone(broker.pid ?? 0, 10_000)).toBe(true);
+    expect(existsSync(dirname(broker.socketPath))).toBe(false);
+  });
+});
+
+/**
+ * Red team: a child that dies between fork and its stream connects (an abort or a timeout right at
+ * the start kills its group; the OOM killer) is reaped with no stream ever opened. With the real
+ * broker, aborting each of 300 runs as it started left 3 of them pending for good; here the
+ * broker's reports are replayed to one run, so the order is exact.
+ */
+describe('a run whose child died before connecting its streams', () => {
+  const pending = (): Promise<'pending'> =>
+    new Promise((resume) => setTimeout(() => resume('pending'), DRAIN_AFTER_EXIT_MS + 3_000));
+
+  /** A process group standing for the child's (the exit report SIGKILLs it, as it would the child's leftovers). */
+  const group = (): number => {
+    const stand = spawn('/bin/sleep', ['30'], { detached: true, stdio: 'ignore' });
+    return stand.pid ?? 0;
+  };
+
+  it('settles at once with how the child ended, when it died before exec (no C report, no stream)', async () => {
+    const run = new BrokerRun({ ...base, argv: ['/bin/true'] }, () => {});
+    run.started(group());
+    run.exited(null, 15);
+    const result = await Promise.race([run.result, pending()]);
+    expect(result).not.toBe('pending');
+    expect(result === 'pending' ? null : result.signal).toBe('SIGTERM');
+  });
+
+  it('settles after the drain when a stream it connected never arrived (CONTROL: both arrived and closed, at once)', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'broker-run-'));
+    const accepted: Socket[] = [];
+    const server = createServer((socket) => accepted.push(socket));
+    await new Promise<void>((resume) => server.listen(join(directory, 's.sock'), resume));
+    const pair = async (): Promise<Socket> => {
+      const client = connect(join(directory, 's.sock'));
+      while (accepted.length === 0) await new Promise((resume) => setTimeout(resume, 5));
+      client.end('out');
+      return accepted.shift() as Socket;
+    };
+    const half = new BrokerRun({ ...base, argv: ['/bin/true'] }, () => {});
+    expect(half.attach('1', await pair(), Buffer.alloc(0))).toBe(true);
+    half.started(group());
+    half.execing();
+    half.exited(0, null);
+    const halfResult = await Promise.race([half.result, pending()]);
+    expect(halfResult === 'pending' ? null : halfResult.exitCode).toBe(0);
+    const whole = new BrokerRun({ ...base, argv: ['/bin/true'] }, () => {});
+    whole.attach('1', await pair(), Buffer.alloc(0));
+    whole.attach('2', await pair(), Buffer.alloc(0));
+    whole.started(group());
+    whole.execing();
+    whole.exited(0, null);
+    const started = performance.now();
+    expect((await whole.result).stdout.text).toBe('out');
+    expect(performance.now() - started).toBeLessThan(DRAIN_AFTER_EXIT_MS);
+    server.close();
+  });
+});
+
+/**
+ * Red team: the broker's reports under load. Perl's handlers are installed without SA_RESTART, so a
+ * SIGCHLD that lands while the broker is blocked writing a report to a full control socket makes the
+ * write fail with EINTR. The report was then lost (a run that never hears S cannot be stopped; one
+ * that never hears X never ends). Here the broker runs raw with a small send buffer, its reader
+ * paused until runs pile up, and SIGCHLD is sent to it while it is blocked.
+ */
+describe('the broker under a full control socket', () => {
+  it('loses no report when a signal interrupts a blocked write (each run: S, C and X)', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'broker-load-'));
+    const socketPath = join(directory, 'b.sock');
+    const server = createServer((socket) => socket.resume());
+    await new Promise<void>((resume) => server.listen(socketPath, resume));
+    const wrapper =
+      'use Socket; setsockopt(STDOUT, SOL_SOCKET, SO_SNDBUF, 2048) or die; exec {"/usr/bin/perl"} "perl", "-t", "-e", $ENV{BROKER}, @ARGV';
+    const broker = spawn('/usr/bin/perl', ['-e', wrapper, '436', socketPath], {
+      env: { BROKER: BROKER_SCRIPT, PATH: '/usr/bin:/bin' },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    let control = '';
+    broker.stdout.setEncoding('latin1').on('data', (text: string) => {
+      control += text;
+    });
+    broker.stdout.pause();
+    const runs = 150;
+    for (let id = 1; id <= runs; id += 1) {
+      const payload = [String(id), 'f'.repeat(32), '/tmp', '/bin/true', '1', 'true', '0', '0'].join('\u0000');
+      broker.stdin.write(`${Buffer.byteLength(payload)}\n${payload}`);
+    }
+    // The socket fills; the broker blocks in a write. Interrupt it, again and again.
+    for (let round = 0; round < 20; round += 1) {
+      await new Promise((resume) => setTimeout(resume, 25));
+      process.kill(broker.pid ?? 0, 'SIGCHLD');
+    }
+    broker.stdout.resume();
+    const lines = (): string[] => control.split('\n').filter((line) => line !== '');
+    const deadline = Date.now() + 20_000;
+    while (lines().filter((line) => line.startsWith('X\t')).length < runs && Date.now() < deadline)
+      await new Promise((resume) => setTimeout(resume, 20));
+    broker.stdin.end();
+    server.close();
+    for (const kind of ['S', 'C', 'X']) {
+      const ids = new Set(
+        lines()
+          .filter((line) => line.startsWith(`${kind}\t`))
+          .map((line) => line.split('\t')[1]),
+      );
+      expect(ids.size, `${kind} reports`).toBe(runs);
+    }
   });
 });

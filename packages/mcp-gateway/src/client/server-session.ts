@@ -62,12 +62,16 @@ async function transportFor(start: SessionStart): Promise<Result<GatewayError, T
   // the profile's names); ones that change how programs load code (LD_PRELOAD, NODE_OPTIONS…) never do.
   // The server's current directory may be the task worktree: Python must not import modules from it
   // (a worker could have written one named like the server's own package).
-  const serverEnv: Record<string, string> = { PYTHONSAFEPATH: '1' };
+  const serverEnv: Record<string, string> = {};
   for (const [name, value] of Object.entries(record.transport.env))
     if (!isDangerousEnvName(name)) serverEnv[name] = value;
   if (auth !== undefined && credential !== null) serverEnv[auth.target] = credential;
+  // Set last: the record's own PYTHONSAFEPATH="" would put the working directory back on sys.path,
+  // and server-code.ts counts `python -m` as installed only because this holds.
+  serverEnv.PYTHONSAFEPATH = '1';
   const { command, args } = record.transport;
-  const fromRepository = start.repository !== undefined && loadsCodeFromRepository(command, args, start.repository);
+  const fromRepository =
+    start.repository !== undefined && loadsCodeFromRepository(command, args, start.repository, record.transport.env);
   return ok(
     new SandboxedStdioTransport({
       command,

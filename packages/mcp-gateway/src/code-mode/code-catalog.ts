@@ -23,19 +23,53 @@ export const MAX_CALLS_PER_SCRIPT = 64;
 const ArgumentsC = t.UnknownRecord;
 
 export interface CodeCatalog extends EndpointTools {
-  /** The script's call is over: a call the kernel allows after this runs nothing. */
-  end(): void;
+  /**
+   * The script's call is over: a call the kernel allows after this runs nothing, and a call still
+   * running (the script did not await it) is stopped; resolves once each has ended, so nothing of
+   * the script goes on after its `mcp_code` call and every inner call is recorded inside it.
+   */
+  end(): Promise<void>;
+}
+
+/** What the script's calls share: whether its call is over, and the calls still running. */
+interface ScriptCalls {
+  ended: boolean;
+  readonly stop: AbortController;
+  readonly running: Set<Promise<ToolExecution>>;
 }
 
 const asIs = (_source: string, text: string): string => text;
 const notRun = (text: string): ToolExecution => ({ text, ok: false, outputBytes: Buffer.byteLength(text) });
+
+/** Runs a call the kernel allowed, stopped with the task or when the script's call ends. */
+async function runWhileScript(
+  calls: ScriptCalls,
+  run: (signal: AbortSignal) => Promise<ToolExecution>,
+  task: AbortSignal,
+): Promise<ToolExecution> {
+  // A person may answer an approval after the script was stopped: nothing is left to receive the result.
+  if (calls.ended) return notRun('not run: the script that made this call has ended');
+  const own = new AbortController();
+  const forward = (): void => own.abort();
+  task.addEventListener('abort', forward, { once: true });
+  calls.stop.signal.addEventListener('abort', forward, { once: true });
+  const running = run(own.signal);
+  calls.running.add(running);
+  try {
+    return await running;
+  } finally {
+    calls.running.delete(running);
+    task.removeEventListener('abort', forward);
+    calls.stop.signal.removeEventListener('abort', forward);
+  }
+}
 
 async function gatedCall(
   gateway: GatewayCore,
   gate: ToolGate,
   entry: CodeTool,
   args: Record<string, unknown>,
-  ended: () => boolean,
+  calls: ScriptCalls,
 ): Promise<CallToolResult> {
   const planned = callPlan(gateway, entry.server, entry.tool, args, asIs);
   if (planned.kind === 'invalid') return errorResult(planned.message);
@@ -46,10 +80,7 @@ async function gatedCall(
     operation: planned.plan.operation,
     actor: 'agent',
     execute: async (signal) => {
-      // A person may answer an approval after the script was stopped: nothing is left to receive the result.
-      executed = ended()
-        ? notRun('not run: the script that made this call has ended')
-        : await planned.plan.execute(signal);
+      executed = await runWhileScript(calls, planned.plan.execute, signal);
       return executed;
     },
   });
@@ -61,7 +92,7 @@ async function gatedCall(
 /** The catalog for one script, fixed when it starts (a later approval counts from the next script). */
 export function codeCatalog(gateway: GatewayCore, gate: ToolGate): CodeCatalog {
   const entries = new Map(codeTools(gateway).map((entry) => [endpointName(entry), entry]));
-  let ended = false;
+  const script: ScriptCalls = { ended: false, stop: new AbortController(), running: new Set() };
   let calls = 0;
   return {
     name: 'crustcore-code-mode',
@@ -79,10 +110,12 @@ export function codeCatalog(gateway: GatewayCore, gate: ToolGate): CodeCatalog {
         return errorResult(
           `this script made more than ${MAX_CALLS_PER_SCRIPT} calls; split the work into several scripts`,
         );
-      return gatedCall(gateway, gate, entry, decoded.right, () => ended);
+      return gatedCall(gateway, gate, entry, decoded.right, script);
     },
-    end: () => {
-      ended = true;
+    end: async () => {
+      script.ended = true;
+      script.stop.abort();
+      await Promise.allSettled([...script.running]);
     },
   };
 }

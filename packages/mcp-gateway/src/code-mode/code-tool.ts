@@ -86,7 +86,7 @@ async function runCodeIn(
       return failed(`mcp_code could not run the script: ${gateway.options.redactor.redactText(run.refusal)}`);
     return scriptResult(gateway, run, timeoutMs);
   } finally {
-    catalog.end();
+    await catalog.end();
     await endpoint?.close();
     removeScriptDirectories(directories);
   }

@@ -1,8 +1,9 @@
 /**
  * One run through the spawn broker, from request to result: the broker's reports (started,
  * exited, failed before exec) and the child's stream connections arrive in any order; the result
- * is ready once the child was reaped and both of its output streams ended (or the drain time after
- * its exit passed, as for a directly spawned child whose descendants hold the pipes).
+ * is ready once the child was reaped and both of its output streams ended, or the drain time after
+ * its exit passed (as for a directly spawned child whose descendants hold the pipes; here also a
+ * child that died before it connected a stream).
  */
 
 import type { Socket } from 'node:net';
@@ -37,6 +38,8 @@ export class BrokerRun {
   #timedOut = false;
   #cancelled = false;
   #stopWhenStarted = false;
+  /** The child connected its streams and went on to exec (its C report). */
+  #execing = false;
   #settled = false;
   readonly #timers: NodeJS.Timeout[] = [];
   readonly #onAbort = (): void => {
@@ -92,16 +95,24 @@ export class BrokerRun {
     if (this.#stopWhenStarted) this.#stop();
   }
 
+  execing(): void {
+    this.#execing = true;
+  }
+
   exited(code: number | null, signal: number | null): void {
     this.#exit = { code, signal: signal === null ? null : signalName(signal) };
     this.#clearTimers();
     // Leftover members of the group (background jobs) are part of the run: they die with it.
     if (this.#pid !== null) signalProcessGroup(this.#pid, 'SIGKILL');
-    if (this.#startError !== null) {
+    // Failed before exec, or died before it (killed as it started): no program ran, no output can come.
+    if (this.#startError !== null || !this.#execing) {
       this.#finish();
       return;
     }
-    this.#timers.push(setTimeout(() => this.#closeOutputs(), DRAIN_AFTER_EXIT_MS));
+    // After the drain the run ends whatever its streams did: a child killed between fork and its
+    // connects (an abort or timeout right at the start, the OOM killer) never opens them, and a run
+    // waiting for their close would never settle (nor would its caller, nor the task).
+    this.#timers.push(setTimeout(() => this.#finish(), DRAIN_AFTER_EXIT_MS));
     this.#finishIfDone();
   }
 

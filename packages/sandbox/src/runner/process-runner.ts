@@ -296,11 +296,14 @@ export function runProcess(spec: ProcessSpec, hooks: RunHooks = {}): Promise<Pro
     input.end(hooks.descriptor3Input);
   }
   const supervised = superviseChild(child, childStderr, spec, hooks, program, startedAt);
+  // Told only now, when the run's abort and timeout are armed: an observer that aborts as the run
+  // starts (a person's stop at that moment) must find the abort handled, not lost.
+  if (child.pid !== undefined) spec.observer?.started?.();
   // Only the launcher writes its marker: a program spawned directly that prints it is just a program.
   return launch.direct ? supervised : supervised.then(launcherFailure);
 }
 
-/** Captures both streams within the spec's budget, telling its observer the run started and each new total. */
+/** Captures both streams within the spec's budget, telling its observer each new total. */
 function captureOutput(
   child: ReturnType<typeof spawn>,
   childStderr: Readable | null,
@@ -317,7 +320,6 @@ function captureOutput(
   };
   child.stdout?.on('data', take('stdout', stdout));
   childStderr?.on('data', take('stderr', stderr));
-  observe?.started?.();
   return { stdout, stderr };
 }
 

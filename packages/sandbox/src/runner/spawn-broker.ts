@@ -137,6 +137,7 @@ export class SpawnBroker {
       const run = this.#runs.get(id);
       if (run === undefined) continue;
       if (kind === 'S') run.started(Number(first));
+      else if (kind === 'C') run.execing();
       else if (kind === 'X') run.exited(first === '' ? null : Number(first), second === '' ? null : Number(second));
       else if (kind === 'E') run.failedBeforeExec(startFailureOf(first, errnoName(second)), errnoName(second), first);
       else if (kind === 'F') run.neverStarted('SpawnFailed', errnoName(first), `fork failed: ${errnoName(first)}`);
