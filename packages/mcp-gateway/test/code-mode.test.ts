@@ -518,30 +518,46 @@ console.log('left', child.pid);`;
 
   // Red team: a script that fires a call without awaiting it and ends. The call used to go on after
   // mcp_code had returned — the server still working for a script that was gone, its kernel call
-  // completing after the one that contained it.
+  // completing after the one that contained it. Handshakes only: the script ends once the hang has
+  // reached the server (the test holds the script's last call until the server connects to it).
   it('a call still running when its script ends is stopped before mcp_code returns; nothing goes on after', async () => {
     const worktree = makeWorktree();
     const record = await approveAll(stdioRecord('fx', [FIXTURE_SERVER]), worktree);
-    const { gateway, calls } = codeGateway([record], worktree);
     const hostSocket = join(worktree, 'h.sock');
-    const started = join(worktree, 'started');
-    let closed = false;
-    const host = createServer((held) =>
-      held.on('close', () => {
-        closed = true;
-      }),
-    );
+    let reached: () => void = () => {};
+    const hangReached = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    let closed: () => void = () => {};
+    const hangClosed = new Promise<void>((resolve) => {
+      closed = resolve;
+    });
+    const host = createServer((held) => {
+      reached();
+      held.on('close', () => closed());
+    });
     await new Promise<void>((resolve) => host.listen(hostSocket, resolve));
+    const settled: string[] = [];
+    let greets = 0;
+    const gate = {
+      call: async (request: ToolCallRequest) => {
+        // The script's second greet waits until the hang it sent before is at the server.
+        if (request.tool === 'mcp__fx__greet' && ++greets === 2) await hangReached;
+        const ran = await request.execute(new AbortController().signal);
+        settled.push(request.tool);
+        return { kind: 'result' as const, output: { text: ran.text } as never };
+      },
+    } as unknown as ToolGate;
+    const { gateway } = codeGateway([record], worktree, null, {}, { gate });
     try {
-      const hang = JSON.stringify({ socket: hostSocket, started });
-      // The greet starts the server; the hang is sent and left; the script waits a moment and ends.
-      const script = `console.log(await tools.fx.greet({ name: 'a' }));\ntools.fx.hang(${hang}).catch(() => {});\nawait new Promise((resolve) => setTimeout(resolve, 1500));`;
+      const hang = JSON.stringify({ socket: hostSocket, started: join(worktree, 'started') });
+      const script = `console.log(await tools.fx.greet({ name: 'a' }));\ntools.fx.hang(${hang}).catch(() => {});\nawait tools.fx.greet({ name: 'b' });`;
       const result = await run(gateway, 'mcp_code', { script });
       expect(result.text).toContain('hello a');
-      // The hang did reach the server (its file), and its connection was closed before mcp_code returned.
-      expect(existsSync(started)).toBe(true);
-      expect(closed).toBe(true);
-      expect(calls.map((call) => call.tool)).toEqual(['mcp__fx__greet', 'mcp__fx__hang']);
+      // The hang had reached the server, and its call was over before mcp_code returned.
+      expect(settled).toEqual(['mcp__fx__greet', 'mcp__fx__greet', 'mcp__fx__hang']);
+      // Nothing goes on: the server's connection closes (without the fix it never does).
+      await hangClosed;
     } finally {
       host.close();
     }

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ProcessResult, type ProcessSpec, runTrustedHostCommand } from '../src/index.js';
 import { runTrustedHostCommandDirect } from '../src/runner/host-command.js';
-import { KILL_GRACE_MS } from '../src/runner/process-runner.js';
 import { waitUntilGone } from './process-state.js';
 
 const env = { PATH: '/usr/bin:/bin' };
@@ -77,7 +76,6 @@ describe.each<[string, Runner, string]>([
       });
       expect(r.cancelled).toBe(true);
       expect(r.signal).toBe('SIGTERM');
-      expect(r.durationMs).toBeLessThan(KILL_GRACE_MS);
     }
   });
 

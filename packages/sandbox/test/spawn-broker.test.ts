@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statS
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BrokerRun } from '../src/runner/broker-run.js';
 import { BROKER_SCRIPT } from '../src/runner/broker-script.js';
 import { DRAIN_AFTER_EXIT_MS } from '../src/runner/process-runner.js';
@@ -146,8 +146,14 @@ describe('the spawn broker after its process is killed', () => {
  * broker's reports are replayed to one run, so the order is exact.
  */
 describe('a run whose child died before connecting its streams', () => {
-  const pending = (): Promise<'pending'> =>
-    new Promise((resume) => setTimeout(() => resume('pending'), DRAIN_AFTER_EXIT_MS + 3_000));
+  // The clock is faked for the run's own timers (its timeout and the drain after the exit): whether a
+  // run settles at once or only after the drain is then decided by the code path, never by load.
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
 
   /** A process group standing for the child's (the exit report SIGKILLs it, as it would the child's leftovers). */
   const group = (): number => {
@@ -155,42 +161,49 @@ describe('a run whose child died before connecting its streams', () => {
     return stand.pid ?? 0;
   };
 
+  /** The run's result once it settled; null while it has not (microtasks flushed, no time passes). */
+  async function settledNow(run: BrokerRun): Promise<Awaited<BrokerRun['result']> | null> {
+    let result: Awaited<BrokerRun['result']> | null = null;
+    void run.result.then((value) => {
+      result = value;
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    return result;
+  }
+
   it('settles at once with how the child ended, when it died before exec (no C report, no stream)', async () => {
     const run = new BrokerRun({ ...base, argv: ['/bin/true'] }, () => {});
     run.started(group());
     run.exited(null, 15);
-    const result = await Promise.race([run.result, pending()]);
-    expect(result).not.toBe('pending');
-    expect(result === 'pending' ? null : result.signal).toBe('SIGTERM');
+    expect((await settledNow(run))?.signal).toBe('SIGTERM');
   });
 
   it('settles after the drain when a stream it connected never arrived (CONTROL: both arrived and closed, at once)', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'broker-run-'));
-    const accepted: Socket[] = [];
-    const server = createServer((socket) => accepted.push(socket));
+    const server = createServer();
     await new Promise<void>((resume) => server.listen(join(directory, 's.sock'), resume));
+    /** One connected pair: the client writes `out` and ends; the server's side is what a run attaches. */
     const pair = async (): Promise<Socket> => {
-      const client = connect(join(directory, 's.sock'));
-      while (accepted.length === 0) await new Promise((resume) => setTimeout(resume, 5));
-      client.end('out');
-      return accepted.shift() as Socket;
+      const accepted = new Promise<Socket>((resume) => server.once('connection', resume));
+      connect(join(directory, 's.sock')).end('out');
+      return accepted;
     };
     const half = new BrokerRun({ ...base, argv: ['/bin/true'] }, () => {});
     expect(half.attach('1', await pair(), Buffer.alloc(0))).toBe(true);
     half.started(group());
     half.execing();
     half.exited(0, null);
-    const halfResult = await Promise.race([half.result, pending()]);
-    expect(halfResult === 'pending' ? null : halfResult.exitCode).toBe(0);
+    expect(await settledNow(half)).toBeNull();
+    await vi.advanceTimersByTimeAsync(DRAIN_AFTER_EXIT_MS);
+    expect((await settledNow(half))?.exitCode).toBe(0);
+    // CONTROL: with both streams there and closed, it settles without the drain (no time passes).
     const whole = new BrokerRun({ ...base, argv: ['/bin/true'] }, () => {});
     whole.attach('1', await pair(), Buffer.alloc(0));
     whole.attach('2', await pair(), Buffer.alloc(0));
     whole.started(group());
     whole.execing();
     whole.exited(0, null);
-    const started = performance.now();
     expect((await whole.result).stdout.text).toBe('out');
-    expect(performance.now() - started).toBeLessThan(DRAIN_AFTER_EXIT_MS);
     server.close();
   });
 });
