@@ -446,11 +446,12 @@ describe('bounds and endings', () => {
   it('a script that never finishes is killed at its timeout; its sandbox and endpoint are gone', async () => {
     const worktree = makeWorktree();
     const { gateway, served } = codeGateway([await fixture(worktree)], worktree, null, {}, { timeoutMs: 1_500 });
-    const script = "console.log(await tools.fx.greet({ name: 'ada' }));\nfor (;;) {}";
+    // Nothing about how far the script got is asserted: under load its sandbox may not even have
+    // started Node by then. What holds whatever the load: it never finishes, so the timeout ends it.
+    const script = 'for (;;) {}';
     const result = await run(gateway, 'mcp_code', { script });
     expect(result.ok).toBe(false);
     expect(result.text).toMatch(/^the script did not finish within 1500 ms; its sandbox was killed/);
-    expect(result.text).toContain('hello ada');
     const socket = served[0] as string;
     expect(await connectable(socket)).toBe('ENOENT');
     expect(existsSync(join(socket, '..', '..'))).toBe(false);
