@@ -1,8 +1,11 @@
 /**
- * `xtask size`: builds the kernel and crustcore-nano with esbuild metafiles
- * and prints the inputs that take the most bytes in each output, so a size
- * regression points at its cause.
+ * `xtask size`: prints the inputs that take the most bytes in the kernel and in crustcore-nano, so a
+ * size regression points at its cause. The kernel is built here with an esbuild metafile; nano's
+ * table is read from the metafile the real build writes (packages/crustcore/dist/meta.json), so it
+ * describes the file the gate measures — a second build here had drifted from it (other packs
+ * external, other defines) and listed packages nano does not contain.
  */
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
 
@@ -14,23 +17,11 @@ interface Target {
   readonly define: Readonly<Record<string, string>>;
 }
 
-const packs = [
-  '@crustcore/net',
-  '@crustcore/agent',
-  '@crustcore/workers',
-  '@crustcore/state',
-  '@crustcore/mcp',
-  '@crustcore/secrets',
-];
 const targets: readonly Target[] = [
   { name: '@crustcore/kernel', entry: 'packages/kernel/src/index.ts', external: [], define: {} },
-  {
-    name: 'crustcore-nano',
-    entry: 'packages/crustcore/src/bin.ts',
-    external: packs,
-    define: { CRUSTCORE_VERSION: '"size"', 'globalThis.CRUSTCORE_NANO': 'true' },
-  },
 ];
+const NANO_META = 'packages/crustcore/dist/meta.json';
+const NANO_FILE = 'packages/crustcore/dist/crustcore-nano.js';
 
 function topInputs(meta: Metafile, limit: number): { path: string; bytes: number }[] {
   const totals = new Map<string, number>();
@@ -69,13 +60,24 @@ export async function size(args: string[]): Promise<number> {
     const bytes = result.outputFiles.reduce((n, f) => n + f.contents.byteLength, 0);
     const gz = result.outputFiles.reduce((n, f) => n + gzipSync(f.contents).byteLength, 0);
     console.log(`\n${target.name}: ${bytes.toLocaleString('en-US')} B minified, ${gz.toLocaleString('en-US')} B gzip`);
-    console.table(
-      topInputs(result.metafile, limit).map((r) => ({
-        input: r.path,
-        bytes: r.bytes,
-        share: `${((100 * r.bytes) / bytes).toFixed(1)}%`,
-      })),
-    );
+    printTable(result.metafile, limit, bytes);
   }
+  if (!existsSync(NANO_META)) {
+    console.error(`\ncrustcore-nano: no ${NANO_META}; run npm run build first`);
+    return 1;
+  }
+  const nano = statSync(NANO_FILE).size;
+  console.log(`\ncrustcore-nano (the built file): ${nano.toLocaleString('en-US')} B minified`);
+  printTable(JSON.parse(readFileSync(NANO_META, 'utf8')) as Metafile, limit, nano);
   return 0;
+}
+
+function printTable(meta: Metafile, limit: number, bytes: number): void {
+  console.table(
+    topInputs(meta, limit).map((r) => ({
+      input: r.path,
+      bytes: r.bytes,
+      share: `${((100 * r.bytes) / bytes).toFixed(1)}%`,
+    })),
+  );
 }
