@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { onlyInsideWrappers, wrapUntrusted } from '@crustcore/agent';
 import { approveTools, McpGateway, type ServerRecord, ServerSession } from '@crustcore/mcp-gateway';
 import { FileVault, Redactor, SecretHandle, SecretMaterial } from '@crustcore/secrets';
@@ -19,9 +19,8 @@ import { CALC_REPO, ledgerFrames, makeBox, runNative } from './agent/harness.js'
 import { type RecordedRequest, registryFor, type ServerTurn, startModelServer } from './agent/model-server.js';
 import { CLI, makeRepo } from './cli-harness.js';
 import { baseEnv, cli, cliAsync } from './daemon-harness.js';
+import { NODE_MODULES, registerFilesServer } from './mcp-harness.js';
 
-const NODE_MODULES = resolve(import.meta.dirname, '../node_modules');
-const FILESYSTEM_SERVER = join(NODE_MODULES, '@modelcontextprotocol/server-filesystem/dist/index.js');
 const TOKEN = `ghp_${'Zx81Qm'.repeat(6)}`;
 const NOTES = `deploy token ${TOKEN}\nfix add and multiply in calc\n`;
 
@@ -86,23 +85,7 @@ function frames(env: NodeJS.ProcessEnv, stateDir: string): Frame[] {
 function registeredRepository(policy: 'allow' | 'ask') {
   const box = makeRepo({ ...CALC_REPO, 'NOTES.md': NOTES });
   const env = baseEnv(box.home);
-  const added = cli(env, [
-    'mcp',
-    'add',
-    'files',
-    '--any-repo',
-    '--policy',
-    policy,
-    '--read-path',
-    NODE_MODULES,
-    '--',
-    'node',
-    FILESYSTEM_SERVER,
-    '.',
-  ]);
-  expect(added.status, added.stdout + added.stderr).toBe(0);
-  const approved = cli(env, ['mcp', 'approve', 'files', '--yes']);
-  expect(approved.status, approved.stdout + approved.stderr).toBe(0);
+  registerFilesServer(env, { policy });
   return { box, env };
 }
 

@@ -4,12 +4,44 @@
  * the frames (through the ledger's own export) and `crustcore inspect`.
  */
 import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { exportJsonl } from '@crustcore/ledger';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { REPO_ROOT } from './cli-harness.js';
 import { CLI_ARGS, type CliResult, cli } from './daemon-harness.js';
+
+export const NODE_MODULES = resolve(import.meta.dirname, '../node_modules');
+export const FILESYSTEM_SERVER = join(NODE_MODULES, '@modelcontextprotocol/server-filesystem/dist/index.js');
+
+/**
+ * The real server-filesystem registered as a user would (`crustcore mcp add files … -- node …/index.js .`,
+ * any repository, the tools' policy), then approved unless `approve` is false. Fails the test when
+ * either command does.
+ */
+export function registerFilesServer(
+  env: NodeJS.ProcessEnv,
+  options: { readonly policy?: 'allow' | 'ask'; readonly approve?: boolean } = {},
+): void {
+  const added = cli(env, [
+    'mcp',
+    'add',
+    'files',
+    '--any-repo',
+    '--policy',
+    options.policy ?? 'allow',
+    '--read-path',
+    NODE_MODULES,
+    '--',
+    'node',
+    FILESYSTEM_SERVER,
+    '.',
+  ]);
+  if (added.status !== 0) throw new Error(`crustcore mcp add failed: ${added.stdout}${added.stderr}`);
+  if (options.approve === false) return;
+  const approved = cli(env, ['mcp', 'approve', 'files', '--yes']);
+  if (approved.status !== 0) throw new Error(`crustcore mcp approve failed: ${approved.stdout}${approved.stderr}`);
+}
 
 export interface CallOutcome {
   readonly isError: boolean;

@@ -7,17 +7,16 @@
  * tool call (policy, receipt) in the task's ledger, and comes back redacted and wrapped.
  */
 import { readFileSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WorkerCliName } from '../packages/workers/src/index.js';
 import { type ScriptStep, startScriptedModel } from '../packages/workers/test/scripted-model.js';
 import { requireCli } from '../packages/workers/test/worker-harness.js';
 import { makeRepo, NODE_REPO, type Sandbox } from './cli-harness.js';
 import { baseEnv, cli, cliAsync } from './daemon-harness.js';
+import { registerFilesServer } from './mcp-harness.js';
 import { CLIS, DONE, FIX_ADD, WIRE, workerEnv } from './worker-cli-harness.js';
 
-const NODE_MODULES = resolve(import.meta.dirname, '../node_modules');
-const FILESYSTEM_SERVER = join(NODE_MODULES, '@modelcontextprotocol/server-filesystem/dist/index.js');
 const TOKEN = `ghp_${'Zx81Qm'.repeat(6)}`;
 const NOTES = `the fix: add, do not subtract\ndeploy token ${TOKEN}\n`;
 
@@ -31,28 +30,6 @@ function repository(): Sandbox {
   const box = makeRepo({ ...NODE_REPO, 'NOTES.md': NOTES });
   roots.push(box.root);
   return box;
-}
-
-/** `files` registered as a user would (and approved, unless `approve` is false). */
-function registerFiles(env: NodeJS.ProcessEnv, approve = true): void {
-  const added = cli(env, [
-    'mcp',
-    'add',
-    'files',
-    '--any-repo',
-    '--policy',
-    'allow',
-    '--read-path',
-    NODE_MODULES,
-    '--',
-    'node',
-    FILESYSTEM_SERVER,
-    '.',
-  ]);
-  expect(added.status, added.stdout + added.stderr).toBe(0);
-  if (!approve) return;
-  const approved = cli(env, ['mcp', 'approve', 'files', '--yes']);
-  expect(approved.status, approved.stdout + approved.stderr).toBe(0);
 }
 
 const READ_NOTES: ScriptStep = { kind: 'tool', name: 'mcp__files__read_text_file', arguments: { path: 'NOTES.md' } };
@@ -98,7 +75,7 @@ async function withFilesRun(
   const model = await startScriptedModel(WIRE[name], STEPS);
   const box = repository();
   const env = workerEnv(name, box.home, model.origin);
-  registerFiles(env);
+  registerFilesServer(env);
   try {
     const run = await runWorker(name, box, env, extra);
     expect(run.status, run.stdout + run.stderr).toBe(0);
@@ -176,7 +153,7 @@ describe('golden: --mcp refuses what a person has not allowed', () => {
     requireCli('codex');
     const box = repository();
     const env = workerEnv('codex', box.home, 'http://127.0.0.1:9');
-    registerFiles(env, false);
+    registerFilesServer(env, { approve: false });
     const run = await runWorker('codex', box, env, ['--mcp', 'files']);
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('crustcore mcp approve files');

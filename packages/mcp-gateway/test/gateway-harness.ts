@@ -22,6 +22,27 @@ export const FIXTURE_SERVER = join(FIXTURES, 'fixture-server.mjs');
 export const serverScript = (name: string): string =>
   join(NODE_MODULES, '@modelcontextprotocol', name, 'dist', 'index.js');
 
+/**
+ * An MCP server (an ES module, runnable as a script) whose one tool, `whoami`, says which copy runs —
+ * for the attacks that swap or plant a server's code. With `dataFile`, the answer also carries that
+ * file's text, read from the working directory at call time.
+ */
+export function copyServerScript(copy: string, dataFile?: string): string {
+  const answer =
+    dataFile === undefined
+      ? JSON.stringify(copy)
+      : `${JSON.stringify(`${copy} `)} + readFileSync(${JSON.stringify(dataFile)}, 'utf8')`;
+  return [
+    '#!/usr/bin/env node',
+    "import { readFileSync } from 'node:fs';",
+    `import { McpServer } from ${JSON.stringify(`${NODE_MODULES}/@modelcontextprotocol/sdk/dist/esm/server/mcp.js`)};`,
+    `import { StdioServerTransport } from ${JSON.stringify(`${NODE_MODULES}/@modelcontextprotocol/sdk/dist/esm/server/stdio.js`)};`,
+    "const server = new McpServer({ name: 'copy', version: '1.0.0' });",
+    `server.registerTool('whoami', { description: 'Says which copy runs.' }, async () => ({ content: [{ type: 'text', text: ${answer} }] }));`,
+    'await server.connect(new StdioServerTransport());',
+  ].join('\n');
+}
+
 /** A task worktree: a real directory under /tmp. */
 export function makeWorktree(files: Readonly<Record<string, string>> = {}): string {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'mcp-gw-')));

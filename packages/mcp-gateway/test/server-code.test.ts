@@ -13,10 +13,10 @@ import { loadsCodeFromRepository } from '../src/client/server-code.js';
 import type { McpGateway, ServerRecord } from '../src/index.js';
 import {
   approveAll,
+  copyServerScript,
   serverScript as installedServer,
   makeGateway,
   makeWorktree,
-  NODE_MODULES,
   run,
   stdioRecord,
 } from './gateway-harness.js';
@@ -114,16 +114,7 @@ describe('which command lines load code from the repository', () => {
 });
 
 /** An MCP server script whose one tool says which copy runs, and reads a data file lazily when asked. */
-const serverScript = (copy: string): string =>
-  [
-    '#!/usr/bin/env node',
-    "import { readFileSync } from 'node:fs';",
-    `import { McpServer } from ${JSON.stringify(`${NODE_MODULES}/@modelcontextprotocol/sdk/dist/esm/server/mcp.js`)};`,
-    `import { StdioServerTransport } from ${JSON.stringify(`${NODE_MODULES}/@modelcontextprotocol/sdk/dist/esm/server/stdio.js`)};`,
-    "const server = new McpServer({ name: 'copy', version: '1.0.0' });",
-    `server.registerTool('whoami', { description: 'Says which copy runs.' }, async () => ({ content: [{ type: 'text', text: ${JSON.stringify(copy)} + ' ' + readFileSync('mode.txt', 'utf8') }] }));`,
-    'await server.connect(new StdioServerTransport());',
-  ].join('\n');
+const serverScript = (copy: string): string => copyServerScript(copy, 'mode.txt');
 
 const gateways: McpGateway[] = [];
 afterEach(async () => {

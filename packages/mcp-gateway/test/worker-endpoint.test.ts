@@ -22,10 +22,10 @@ import {
 import { registryPath, workerMcpServers, writeRegistry } from '../src/index.js';
 import {
   approveAll,
+  copyServerScript,
   FIXTURE_SERVER,
   makeGateway,
   makeWorktree,
-  NODE_MODULES,
   recordingGate,
   stdioRecord,
 } from './gateway-harness.js';
@@ -124,15 +124,7 @@ describe('the endpoint a worker reaches', () => {
 });
 
 describe('a worker cannot swap the server its endpoint stands for', () => {
-  /** An MCP server script whose one tool says which copy is running. */
-  const serverScript = (copy: string): string =>
-    [
-      `import { McpServer } from ${JSON.stringify(`${NODE_MODULES}/@modelcontextprotocol/sdk/dist/esm/server/mcp.js`)};`,
-      `import { StdioServerTransport } from ${JSON.stringify(`${NODE_MODULES}/@modelcontextprotocol/sdk/dist/esm/server/stdio.js`)};`,
-      "const server = new McpServer({ name: 'copy', version: '1.0.0' });",
-      `server.registerTool('whoami', { description: 'Says which copy runs.' }, async () => ({ content: [{ type: 'text', text: ${JSON.stringify(copy)} }] }));`,
-      'await server.connect(new StdioServerTransport());',
-    ].join('\n');
+  const serverScript = (copy: string): string => copyServerScript(copy);
 
   /** A repository whose own server (a relative script, started in the worktree) is registered and approved. */
   async function plantable() {
