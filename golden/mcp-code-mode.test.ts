@@ -12,9 +12,10 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onlyInsideWrappers, wrapUntrusted } from '@crustcore/agent';
-import { approveTools, McpGateway, type ServerRecord, ServerSession } from '@crustcore/mcp-gateway';
+import { McpGateway } from '@crustcore/mcp-gateway';
 import { FileVault, Redactor, SecretHandle, SecretMaterial } from '@crustcore/secrets';
 import { describe, expect, it } from 'vitest';
+import { approveAll, stdioRecord } from '../packages/mcp-gateway/test/gateway-harness.js';
 import { CALC_REPO, ledgerFrames, makeBox, runNative } from './agent/harness.js';
 import { type RecordedRequest, registryFor, type ServerTurn, startModelServer } from './agent/model-server.js';
 import { CLI, makeRepo } from './cli-harness.js';
@@ -220,29 +221,16 @@ describe('golden: code mode and a vault credential (the real runtime, kernel and
     const material = SecretMaterial.fromText(credential);
     if (handle._tag === 'Left' || material._tag === 'Left') throw new Error('secret setup');
     expect((await vault.right.set(handle.right, material.right))._tag).toBe('Right');
-    const base: ServerRecord = {
-      name: 'every',
-      transport: {
-        kind: 'stdio',
-        command: 'node',
-        args: [join(NODE_MODULES, '@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'],
-        env: {},
+    const base = stdioRecord(
+      'every',
+      [join(NODE_MODULES, '@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'],
+      {
+        timeoutMs: 30_000,
+        readPaths: [NODE_MODULES],
+        auth: { handle: 'secret://PLANTED', target: 'PLANTED_API_TOKEN' },
       },
-      trust: 'trusted',
-      repositories: ['*'],
-      defaultPolicy: 'allow',
-      tools: {},
-      network: false,
-      timeoutMs: 30_000,
-      source: 'test',
-      readPaths: [NODE_MODULES],
-      auth: { handle: 'secret://PLANTED', target: 'PLANTED_API_TOKEN' },
-    };
-    const opened = await ServerSession.open({ record: base, credential, worktree: dir });
-    if (opened._tag === 'Left') throw new Error(opened.left.message);
-    const live = opened.right.tools().map((checked) => checked.tool);
-    await opened.right.close();
-    return { record: approveTools(base, live, () => 'allow'), vault: vault.right };
+    );
+    return { record: await approveAll(base, dir, () => 'allow', credential), vault: vault.right };
   }
 
   it("a script that dumps the server's environment and reverses it: the model and every state file see it redacted", async () => {

@@ -32,6 +32,7 @@ export {
 } from './mount/extra-bind.js';
 export { defaultSandboxPath, ETC_ENTRIES } from './mount/host-layout.js';
 export { scriptNodeBinary } from './mount/node-binary.js';
+export { isInside } from './mount/path-shape.js';
 export { resolveWorkerProgram, type WorkerHost, type WorkerProgram } from './mount/worker-program.js';
 export { shellUse } from './policy/shell-detection.js';
 export {
@@ -81,6 +82,7 @@ export {
   type ProcessStartFailure,
   type RunObserver,
 } from './runner/process-runner.js';
+export { resolveProgram } from './runner/resolve-program.js';
 export { seccompProgram } from './seccomp/seccomp-filter.js';
 export { type ArgCondition, ERRNO, SECCOMP_RULES, type SeccompRule } from './seccomp/seccomp-policy.js';
 export {

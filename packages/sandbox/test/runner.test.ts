@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ProcessResult, type ProcessSpec, runTrustedHostCommand } from '../src/index.js';
-import { runTrustedHostCommandDirect } from '../src/runner/host-command.js';
+import { runProcess } from '../src/runner/process-runner.js';
 import { waitUntilGone } from './process-state.js';
 
 const env = { PATH: '/usr/bin:/bin' };
@@ -15,7 +15,7 @@ type Runner = (spec: ProcessSpec) => Promise<ProcessResult>;
 // One contract, two ways to start a child: the spawn broker (perl forks it) and Node's own spawn.
 describe.each<[string, Runner, string]>([
   ['through the spawn broker', runTrustedHostCommand, 'perl'],
-  ['spawned by Node', runTrustedHostCommandDirect, 'node'],
+  ['spawned by Node', runProcess, 'node'],
 ])('runTrustedHostCommand %s', (_way, run, parent) => {
   it(`the child's parent is ${parent}`, async () => {
     const r = await run({ ...base, argv: ['/bin/sh', '-c', 'cat /proc/$PPID/comm'] });

@@ -16,9 +16,9 @@
  * place or into the checkout (`PATH=.:…`, `PYTHONPATH=src`, `HOME=.`). A false positive costs only
  * the task's files: the server then sees the user's checkout instead of the task worktree.
  */
-import { realpathSync, statSync } from 'node:fs';
-import { basename, isAbsolute, join, normalize, resolve } from 'node:path';
-import { defaultSandboxPath, isDangerousEnvName } from '@crustcore/sandbox';
+import { realpathSync } from 'node:fs';
+import { basename, isAbsolute, normalize, resolve } from 'node:path';
+import { defaultSandboxPath, isDangerousEnvName, isInside, resolveProgram } from '@crustcore/sandbox';
 
 /** Programs that run a script or module named by their arguments. */
 const INTERPRETER =
@@ -67,12 +67,10 @@ const CODE_SEARCH_LISTS =
 /** Python's value-less flags. Only Python's: the same letters are code or a search elsewhere (perl -E, -S). */
 const PYTHON_INERT_FLAGS = new Set(['-u', '-B', '-E', '-s', '-S', '-O', '-OO', '-q', '-P']);
 
-const inside = (path: string, root: string): boolean => path === root || path.startsWith(`${root}/`);
-
 /** Whether `path`, as a server's command line names it, is in the repository (relative names are). */
 function inRepository(path: string, repository: string): boolean {
   if (!isAbsolute(path)) return true;
-  return inside(normalize(path), normalize(resolve(repository)));
+  return isInside(normalize(path), normalize(resolve(repository)));
 }
 
 /** A word that names a file or directory relative to the working directory (`./x`, `a/b`, `srv.mjs`, `.env`). */
@@ -173,19 +171,15 @@ function wrapperLoadsFromRepository(args: readonly string[], repository: string)
 /** A program name as the lists spell it: any case, without a version suffix (`Node`, `node20`, `python3.12`). */
 const spelled = (name: string): string => name.toLowerCase().replace(/(?:[-_.]?\d+)+$/, '');
 
-/** Where `command` resolves on the host: itself when a path, else the first file of that name on PATH. */
+/** Where `command` resolves on the host, through its symlinks: itself when a path, else on PATH as exec would. */
 function hostPathOf(command: string, env: Readonly<Record<string, string>>): string | null {
-  const candidates = command.includes('/')
-    ? [command]
-    : (env.PATH ?? defaultSandboxPath()).split(':').map((directory) => join(directory, command));
-  for (const candidate of candidates) {
-    try {
-      if (statSync(candidate).isFile()) return realpathSync(candidate);
-    } catch {
-      // not there: the next one
-    }
+  const found = resolveProgram(command, env.PATH ?? defaultSandboxPath(), '/');
+  if (found._tag === 'Missing') return null;
+  try {
+    return realpathSync(found.path);
+  } catch {
+    return null; // gone since: no other name to go by
   }
-  return null;
 }
 
 /**

@@ -12,6 +12,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import * as t from 'io-ts';
 import { callPlan } from '../gateway/call-plan.js';
 import type { GatewayCore } from '../gateway/gateway-core.js';
+import { textExecution } from '../gateway/mcp-gateway-options.js';
 import { type EndpointTools, errorResult } from '../gateway/tool-endpoint.js';
 import { gatewayToolName } from '../gateway/tool-names.js';
 import { type CodeTool, codeTools, endpointName } from './code-names.js';
@@ -39,7 +40,7 @@ interface ScriptCalls {
 }
 
 const asIs = (_source: string, text: string): string => text;
-const notRun = (text: string): ToolExecution => ({ text, ok: false, outputBytes: Buffer.byteLength(text) });
+const notRun = (text: string): ToolExecution => textExecution(text, false);
 
 /** Runs a call the kernel allowed, stopped with the task or when the script's call ends. */
 async function runWhileScript(

@@ -9,7 +9,7 @@
 import type { ExtraToolPlanned, ToolExecution } from '@crustcore/agent';
 import * as t from 'io-ts';
 import type { GatewayCore } from '../gateway/gateway-core.js';
-import type { CodeModeOptions } from '../gateway/mcp-gateway-options.js';
+import { type CodeModeOptions, GATEWAY_DEFAULTS, textExecution } from '../gateway/mcp-gateway-options.js';
 import { shapeResult } from '../gateway/result-shaping.js';
 import { serveToolEndpoint, type ToolEndpoint } from '../gateway/tool-endpoint.js';
 import { metaOperation } from '../gateway/tool-names.js';
@@ -28,14 +28,14 @@ export const DEFAULT_CODE_TIMEOUT_MS = 120_000;
 
 const CodeArgumentsC = t.type({ script: t.string });
 
-const failed = (text: string): ToolExecution => ({ text, ok: false, outputBytes: Buffer.byteLength(text) });
+const failed = (text: string): ToolExecution => textExecution(text, false);
 
 export function codePlan(gateway: GatewayCore, mode: CodeModeOptions, args: unknown): ExtraToolPlanned {
   const decoded = CodeArgumentsC.decode(args);
   if (decoded._tag === 'Left' || decoded.right.script.trim() === '')
     return { kind: 'invalid', message: 'mcp_code needs {"script": "..."}: JavaScript, an ES module' };
   const script = decoded.right.script;
-  const limit = gateway.options.maxArgumentBytes ?? 64 * 1024;
+  const limit = gateway.options.maxArgumentBytes ?? GATEWAY_DEFAULTS.maxArgumentBytes;
   const size = Buffer.byteLength(script);
   if (size > limit) return { kind: 'invalid', message: `mcp_code: the script is ${size} bytes; the limit is ${limit}` };
   return {
@@ -109,7 +109,7 @@ function scriptResult(gateway: GatewayCore, run: ScriptRun, timeoutMs: number): 
     { content: [{ type: 'text', text: output }] },
     {
       source: 'mcp_code script output',
-      maxChars: options.maxResultChars ?? 16_000,
+      maxChars: options.maxResultChars ?? GATEWAY_DEFAULTS.maxResultChars,
       redact: (text) => options.redactor.redactText(text),
       wrap: options.wrap,
     },

@@ -10,6 +10,7 @@
  */
 import type { ToolExecution } from '@crustcore/agent';
 import type { GatewayCore } from '../gateway/gateway-core.js';
+import { GATEWAY_DEFAULTS, textExecution } from '../gateway/mcp-gateway-options.js';
 import { type CodeTool, codeTools } from './code-names.js';
 import { schemaType } from './schema-types.js';
 
@@ -29,22 +30,20 @@ function documentedStub(entry: CodeTool): string {
 export const CODE_MODE_USAGE =
   "In mcp_code, `await tools.SERVER.TOOL(args)` resolves to the tool's text result and throws on an error or a refusal; print what you need with console.log.";
 
-const execution = (text: string, ok: boolean): ToolExecution => ({ text, ok, outputBytes: Buffer.byteLength(text) });
-
 /** `mcp_describe {server}` with code mode: the stubs of one server's approved tools; starts nothing. */
 export function serverStubs(gateway: GatewayCore, server: string): ToolExecution {
   const entries = codeTools(gateway).filter((entry) => entry.server === server);
   if (entries.length === 0)
-    return execution(
+    return textExecution(
       `no usable MCP server named ${JSON.stringify(server.slice(0, 64))} with approved tools; mcp_search lists them`,
       false,
     );
-  const limit = gateway.options.maxResultChars ?? 16_000;
+  const limit = gateway.options.maxResultChars ?? GATEWAY_DEFAULTS.maxResultChars;
   let body = entries.map(documentedStub).join('\n');
   if (body.length > limit) body = `${body.slice(0, limit)}\n[CrustCore: stubs cut at ${limit} characters]`;
   const options = gateway.options;
   const wrapped = options.wrap(`mcp ${server} stubs`, options.redactor.redactText(body));
-  return execution(`Typed stubs of ${server}'s approved tools. ${CODE_MODE_USAGE}\n${wrapped}`, true);
+  return textExecution(`Typed stubs of ${server}'s approved tools. ${CODE_MODE_USAGE}\n${wrapped}`, true);
 }
 
 /** The stub of one tool (for `mcp_describe {server, tool}`), or null when code mode cannot call it. */

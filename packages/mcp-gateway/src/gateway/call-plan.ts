@@ -8,10 +8,11 @@ import type { ExtraToolPlanned, ToolExecution } from '@crustcore/agent';
 import { canonicalJson } from '../pins/canonical-json.js';
 import { checkTool } from '../pins/pin-check.js';
 import type { GatewayCore } from './gateway-core.js';
+import { GATEWAY_DEFAULTS, textExecution } from './mcp-gateway-options.js';
 import { shapeResult } from './result-shaping.js';
 import { callOperation } from './tool-names.js';
 
-const failed = (text: string): ToolExecution => ({ text, ok: false, outputBytes: Buffer.byteLength(text) });
+const failed = (text: string): ToolExecution => textExecution(text, false);
 
 /** How a result is framed: the gateway's untrusted-data wrapper unless the caller frames it itself. */
 export type Wrap = (source: string, text: string) => string;
@@ -24,7 +25,7 @@ export function callPlan(
   wrap: Wrap = gateway.options.wrap,
 ): ExtraToolPlanned {
   if (args === null) return { kind: 'invalid', message: `${server} ${tool}: the arguments must be a JSON object` };
-  const limit = gateway.options.maxArgumentBytes ?? 64 * 1024;
+  const limit = gateway.options.maxArgumentBytes ?? GATEWAY_DEFAULTS.maxArgumentBytes;
   const size = Buffer.byteLength(canonicalJson(args));
   if (size > limit)
     return { kind: 'invalid', message: `${server} ${tool}: the arguments are ${size} bytes; the limit is ${limit}` };
@@ -71,7 +72,7 @@ async function runCall(gateway: GatewayCore, call: PlannedCall, signal: AbortSig
   const options = gateway.options;
   const shaped = shapeResult(outcome.result, {
     source: `mcp ${server}/${tool}`,
-    maxChars: options.maxResultChars ?? 16_000,
+    maxChars: options.maxResultChars ?? GATEWAY_DEFAULTS.maxResultChars,
     redact: (text) => options.redactor.redactText(text),
     wrap: call.wrap,
   });

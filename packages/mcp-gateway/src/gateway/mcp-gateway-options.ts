@@ -1,8 +1,18 @@
 /** How a gateway is set up for one task. */
-import type { ToolGate } from '@crustcore/agent';
+import type { ToolExecution, ToolGate } from '@crustcore/agent';
 import type { SandboxExecCap } from '@crustcore/sandbox';
 import type { Redactor, SecretStore } from '@crustcore/secrets';
 import type { RegistryFile } from '../registry/server-record.js';
+
+/** The bounds a gateway applies when its options name none. */
+export const GATEWAY_DEFAULTS = { maxResultChars: 16_000, maxArgumentBytes: 64 * 1024 } as const;
+
+/** A tool's answer as plain text (a refusal, a listing, a note): what the model sees, and its size. */
+export const textExecution = (text: string, ok: boolean): ToolExecution => ({
+  text,
+  ok,
+  outputBytes: Buffer.byteLength(text),
+});
 
 export interface GatewayOptions {
   /** Read on every use, so a person's approval takes effect in a running task. */

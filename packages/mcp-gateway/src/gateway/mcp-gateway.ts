@@ -23,11 +23,12 @@ import type { ServerRecord } from '../registry/server-record.js';
 import { callPlan } from './call-plan.js';
 import type { GatewayCore } from './gateway-core.js';
 import type { GatewayOptions } from './mcp-gateway-options.js';
+
+export { GATEWAY_DEFAULTS } from './mcp-gateway-options.js';
+
 import { metaDefinitions } from './meta-definitions.js';
 import { describeTool, searchServers } from './meta-tools.js';
 import { DESCRIBE_TOOL, gatewayToolName, metaOperation, parseGatewayToolName, SEARCH_TOOL } from './tool-names.js';
-
-export const GATEWAY_DEFAULTS = { maxResultChars: 16_000, maxArgumentBytes: 64 * 1024 } as const;
 
 const usableIn = (record: ServerRecord, repository: string): boolean =>
   record.trust === 'trusted' && (record.repositories.includes('*') || record.repositories.includes(repository));

@@ -11,6 +11,7 @@ import { constants } from 'node:os';
 import { StreamCapture } from './captured-stream.js';
 import {
   DRAIN_AFTER_EXIT_MS,
+  emptyCapture,
   KILL_GRACE_MS,
   type ProcessResult,
   type ProcessSpec,
@@ -168,8 +169,8 @@ export class BrokerRun {
       signal: failed === null ? (this.#exit?.signal ?? null) : null,
       timedOut: this.#timedOut,
       cancelled: this.#cancelled,
-      stdout: (failed === null ? this.#captures['1'] : new StreamCapture(0)).finish(),
-      stderr: (failed === null ? this.#captures['2'] : new StreamCapture(0)).finish(),
+      stdout: failed === null ? this.#captures['1'].finish() : emptyCapture(),
+      stderr: failed === null ? this.#captures['2'].finish() : emptyCapture(),
       durationMs: failed === null ? performance.now() - this.#startedAt : 0,
       startError: failed,
     });

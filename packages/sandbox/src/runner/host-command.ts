@@ -41,6 +41,3 @@ export async function runTrustedHostCommand(spec: ProcessSpec): Promise<ProcessR
   if (typeof program !== 'string') return program;
   return (await through.run(spec, program)) ?? runProcess(spec);
 }
-
-/** Node's own spawn, for the tests that hold both ways to one contract. */
-export const runTrustedHostCommandDirect = (spec: ProcessSpec): Promise<ProcessResult> => runProcess(spec);

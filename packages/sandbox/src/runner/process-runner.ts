@@ -114,7 +114,8 @@ export interface RunHooks {
   readonly descriptor3Input?: Uint8Array;
 }
 
-const emptyCapture = (): CapturedStream => new StreamCapture(0).finish();
+/** A stream no program wrote: what a run that never started, or failed before exec, reports. */
+export const emptyCapture = (): CapturedStream => new StreamCapture(0).finish();
 
 function startFailed(
   reason: ProcessStartFailure,
@@ -213,12 +214,11 @@ export function resolveLaunchProgram(spec: ProcessSpec): string | ProcessResult 
 
 /** Checks the spec, resolves the program and builds the launcher argv; a start failure otherwise. */
 function prepareLaunch(spec: ProcessSpec, hooks: RunHooks): Launch | ProcessResult {
-  const resolved = resolveLaunchProgram(spec);
-  if (typeof resolved !== 'string') return resolved;
-  const found = { path: resolved };
+  const program = resolveLaunchProgram(spec);
+  if (typeof program !== 'string') return program;
   const carriesInput = hooks.descriptor3Input !== undefined;
   if (inheritableDescriptors()?.length === 0) {
-    return { file: found.path, args: spec.argv.slice(1), argv0: spec.argv[0], carriesInput, direct: true };
+    return { file: program, args: spec.argv.slice(1), argv0: spec.argv[0], carriesInput, direct: true };
   }
   const perl = findHostTool('perl');
   if (perl === null) {
@@ -228,7 +228,7 @@ function prepareLaunch(spec: ProcessSpec, hooks: RunHooks): Launch | ProcessResu
       'perl is needed to close inherited descriptors before a child runs: apt-get install -y perl-base',
     );
   }
-  const launch = launcherArgv(perl, carriesInput, found.path, spec.argv);
+  const launch = launcherArgv(perl, carriesInput, program, spec.argv);
   if ('problem' in launch) return startFailed('SpawnFailed', null, launch.problem);
   const [file, ...args] = launch.argv;
   return { file, args, argv0: undefined, carriesInput, direct: false };
