@@ -10,9 +10,12 @@ import { dirname, join, resolve } from 'node:path';
 import { trackTempRoot } from './temp-roots.js';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..');
-/** The `crustcore` bin (package.json): answers help and the version itself, hands commands to CLI_ESM. */
+/**
+ * The `crustcore` bin (package.json): answers help and the version itself, hands commands to the CLI
+ * bundle (dist/crustcore-cli.cjs, compiled from its V8 code cache), or to CLI_ESM with CRUSTCORE_CODE_CACHE=0.
+ */
 export const CLI = join(REPO_ROOT, 'packages/crustcore/dist/crustcore.cjs');
-/** The ES module CLI every command runs in (and what the bin hands over to). */
+/** The ES module CLI (what the bin hands over to without its code cache). */
 export const CLI_ESM = join(REPO_ROOT, 'packages/crustcore/dist/crustcore.js');
 
 export function buildCli(): void {

@@ -49,7 +49,7 @@ interface Traced {
   readonly loaded: readonly string[];
 }
 
-async function traced(args: readonly string[], entry = CLI): Promise<Traced> {
+async function traced(args: readonly string[], entry = CLI, extraEnv: Record<string, string> = {}): Promise<Traced> {
   const dir = mkdtempSync(join(box.root, 'trace-'));
   const trace = join(dir, 'loads.txt');
   writeFileSync(trace, '');
@@ -57,7 +57,13 @@ async function traced(args: readonly string[], entry = CLI): Promise<Traced> {
   writeFileSync(requireHook, REQUIRE_HOOK);
   const esmHook = `data:text/javascript,${encodeURIComponent(REGISTER)}`;
   const argv = ['--require', requireHook, '--import', esmHook, entry, ...args];
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: box.root, CRUSTCORE_HOME: box.home, NO_COLOR: '1' };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: box.root,
+    CRUSTCORE_HOME: box.home,
+    NO_COLOR: '1',
+    ...extraEnv,
+  };
   const { status, stdout } = await new Promise<{ status: number | null; stdout: string }>((done) => {
     const child = execFile(
       process.execPath,
@@ -83,7 +89,7 @@ async function traced(args: readonly string[], entry = CLI): Promise<Traced> {
 function packagesCarried(path: string): string[] {
   const own = /^packages\/([\w-]+)\/dist\//.exec(path)?.[1];
   if (own !== 'crustcore') return [own ?? path];
-  const output = esmMeta().outputs[path.slice('packages/crustcore/'.length)];
+  const output = bundleMeta(path).outputs[path.slice('packages/crustcore/'.length)];
   if (output === undefined) return path.endsWith('.cjs') ? [] : [path];
   const names = Object.keys(output.inputs).map((input) => {
     if (input.startsWith('src/')) return null;
@@ -93,12 +99,15 @@ function packagesCarried(path: string): string[] {
   });
   return [...new Set(names.filter((name): name is string => name !== null))];
 }
-let meta: { outputs: Record<string, { inputs: Record<string, unknown> }> } | null = null;
-const esmMeta = () => {
-  meta ??= JSON.parse(readFileSync(join(REPO_ROOT, 'packages/crustcore/dist/esm-meta.json'), 'utf8')) as NonNullable<
-    typeof meta
-  >;
-  return meta;
+type Meta = { outputs: Record<string, { inputs: Record<string, unknown> }> };
+const metas = new Map<string, Meta>();
+/** The metafile of the build that wrote `path`: the CLI bundle's own (cli-meta.json), or the ES module build's. */
+const bundleMeta = (path: string): Meta => {
+  const file = path.endsWith('/crustcore-cli.cjs') ? 'cli-meta.json' : 'esm-meta.json';
+  const known =
+    metas.get(file) ?? (JSON.parse(readFileSync(join(REPO_ROOT, 'packages/crustcore/dist', file), 'utf8')) as Meta);
+  metas.set(file, known);
+  return known;
 };
 
 /** What start-up may load: the CLI's entry and chunks, carrying no package code but the terminal guard. */
@@ -166,12 +175,18 @@ describe('what start-up carries', () => {
   });
 
   it('control: through the bin, the hooks see what a running command loads (gc: the verifier; status: the daemon client)', async () => {
+    // The bin starts the CLI bundle, which carries every package; without the code cache, the ES module CLI's chunks.
     const gc = await traced(['gc', '--json']);
     expect(gc.status).toBe(0);
+    expect(gc.loaded).toContain('packages/crustcore/dist/crustcore-cli.cjs');
     expect(carries(gc.loaded, 'verify')).toBe(true);
-    expect(gc.loaded.some((p) => /\/chunks\/gc-[A-Z0-9]{8}\.js$/.test(p))).toBe(true);
     expect(gc.loaded.filter((p) => !allowedAtStartUp(p)).length).toBeGreaterThan(0);
-    const status = await traced(['status', '--json']);
+    const esm = await traced(['gc', '--json'], CLI, { CRUSTCORE_CODE_CACHE: '0' });
+    expect(esm.status).toBe(0);
+    expect(carries(esm.loaded, 'verify')).toBe(true);
+    expect(esm.loaded.some((p) => /\/chunks\/gc-[A-Z0-9]{8}\.js$/.test(p))).toBe(true);
+    expect(esm.loaded).not.toContain('packages/crustcore/dist/crustcore-cli.cjs');
+    const status = await traced(['status', '--json'], CLI, { CRUSTCORE_CODE_CACHE: '0' });
     expect(carries(status.loaded, 'daemon')).toBe(true);
   });
 });

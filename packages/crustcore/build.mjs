@@ -14,6 +14,7 @@
 //  - dist/crustcore.cjs (the `crustcore` bin): answers help, the version and
 //    mistyped names from the specs alone, and hands every command that runs
 //    to dist/crustcore.js.
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { basename, dirname, join, relative } from 'node:path';
@@ -60,6 +61,8 @@ const thirdPartyExternal = {
   name: 'third-party-external',
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, (args) => {
+      // A package's own manifest, located at run time (package-relative-urls): nothing to bundle.
+      if (args.kind === 'require-resolve') return { path: args.path, external: true };
       if (args.path.startsWith('@crustcore/') || BUNDLED_THIRD_PARTY.test(args.path) || isNodeBuiltin(args.path))
         return undefined;
       return { path: args.path, external: true };
@@ -70,8 +73,9 @@ const thirdPartyExternal = {
 // A package that finds its own files (assets/bridge.mjs, its PGlite template) through import.meta.url
 // would, once bundled, look next to the chunk instead. Each such use is replaced by the URL the module
 // has in its own package, found at run time through the package's exported package.json.
+// (In the CommonJS bundle, where import.meta is empty, the same URL comes from require.resolve.)
 const PACKAGE_DIST = /^(.*\/packages\/([\w-]+))\/dist\/.+\.js$/;
-const packageRelativeUrls = {
+const packageRelativeUrls = (format) => ({
   name: 'package-relative-urls',
   setup(build) {
     build.onLoad({ filter: PACKAGE_DIST }, async (args) => {
@@ -80,11 +84,16 @@ const packageRelativeUrls = {
       // The package's root from the path itself, so a file in a subdirectory of dist/ resolves too.
       const [, root, name] = PACKAGE_DIST.exec(args.path);
       const own = JSON.stringify(relative(root, args.path));
-      const url = `new URL(${own}, import.meta.resolve(${JSON.stringify(`@crustcore/${name}/package.json`)})).href`;
+      const manifest = JSON.stringify(`@crustcore/${name}/package.json`);
+      const base =
+        format === 'cjs'
+          ? `require("node:url").pathToFileURL(require.resolve(${manifest}))`
+          : `import.meta.resolve(${manifest})`;
+      const url = `new URL(${own}, ${base}).href`;
       return { contents: text.replaceAll('import.meta.url', url), loader: 'js', resolveDir: dirname(args.path) };
     });
   },
-};
+});
 
 // Split into chunks: a command's module (and the package code it imports) is its own chunk, loaded
 // only when the command runs, so `--help` and `--version` load one small file. (A single file
@@ -95,7 +104,7 @@ const esm = await build({
   outdir: 'dist',
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
-  plugins: [thirdPartyExternal, packageRelativeUrls],
+  plugins: [thirdPartyExternal, packageRelativeUrls('esm')],
   define: { CRUSTCORE_VERSION: JSON.stringify(pkg.version), 'globalThis.CRUSTCORE_NANO': 'false' },
 });
 // golden/cli-startup.test.ts reads which package code each chunk carries.
@@ -108,6 +117,26 @@ assertExternalsDeclared(esm.metafile);
 const written = new Set(Object.keys(esm.metafile.outputs).map((path) => basename(path)));
 for (const name of readdirSync('dist/chunks')) if (!written.has(name)) rmSync(join('dist/chunks', name));
 
+// The same CLI as one CommonJS file, which the bin compiles from a V8 code cache (src/cli/code-cache.ts):
+// Node 20 caches no ES module's compiled code, and compiling the chunks a command loads was ~70 ms of a
+// small `crustcore run`. One file, so a command compiles nothing it did not compile last time; no
+// shebang, because the bin wraps it in a function. Its content hash names the cache files.
+const cli = await build({
+  ...common,
+  banner: {},
+  entryPoints: ['src/bin.ts'],
+  outfile: 'dist/crustcore-cli.cjs',
+  format: 'cjs',
+  plugins: [thirdPartyExternal, packageRelativeUrls('cjs')],
+  define: { CRUSTCORE_VERSION: JSON.stringify(pkg.version), 'globalThis.CRUSTCORE_NANO': 'false' },
+});
+writeFileSync('dist/cli-meta.json', JSON.stringify(cli.metafile));
+assertExternalsDeclared(cli.metafile);
+routeDynamicImports('dist/crustcore-cli.cjs', cli.metafile);
+const cliBundleId = createHash('sha256').update(readFileSync('dist/crustcore-cli.cjs')).digest('hex').slice(0, 16);
+// Caches of earlier bundles are never read again (their names carry the old hash).
+for (const name of readdirSync('dist')) if (name.endsWith('.v8cache')) rmSync(join('dist', name));
+
 // The bin users run: a CommonJS file, because Node starts one without its ES module loader (the
 // loader alone costs more than answering `--help`). It carries the specs, the help and the
 // terminal guard (@crustcore/safe-text, bundled: pure functions, no instance to share) and hands
@@ -118,10 +147,32 @@ const bin = await build({
   outfile: 'dist/crustcore.cjs',
   format: 'cjs',
   external: ['./crustcore.js'],
-  define: { CRUSTCORE_VERSION: JSON.stringify(pkg.version), 'globalThis.CRUSTCORE_NANO': 'false' },
+  define: {
+    CRUSTCORE_VERSION: JSON.stringify(pkg.version),
+    CRUSTCORE_CLI_BUNDLE_ID: JSON.stringify(cliBundleId),
+    'globalThis.CRUSTCORE_NANO': 'false',
+  },
 });
 // golden/cli-startup.test.ts reads what the bin bundles: the CLI's own start-up code and safe-text only.
 writeFileSync('dist/bin-meta.json', JSON.stringify(bin.metafile));
+
+/**
+ * A function compiled from a V8 code cache loses what `import()` needs on Node 20 (the script's
+ * dynamic-import callback): the bundle's `import("pkg")` of the packages left outside it go through
+ * `__crustcoreImport`, which the bin passes in (an `import()` of its own, from the same directory).
+ * Every dynamic import the metafile lists must be rewritten, and no other `import(` may remain.
+ */
+function routeDynamicImports(file, metafile) {
+  const [output] = Object.values(metafile.outputs);
+  const expected = output.imports.filter((entry) => entry.kind === 'dynamic-import' && entry.external).length;
+  const literal = /(?<![\w$.])import\((["'])([^"'\\]+)\1\)/g;
+  const text = readFileSync(file, 'utf8');
+  const found = [...text.matchAll(literal)].length;
+  const routed = text.replace(literal, (_all, quote, specifier) => `__crustcoreImport(${quote}${specifier}${quote})`);
+  if (found !== expected || /(?<![\w$.])import\(/.test(routed))
+    throw new Error(`${file}: ${found} literal import() calls, ${expected} in the metafile, or an import() left`);
+  writeFileSync(file, routed);
+}
 
 /** Every package the bundle imports at run time must be a dependency of crustcore, or an install would not find it. */
 function assertExternalsDeclared(metafile) {

@@ -117,9 +117,13 @@ export async function planVerifiedChanges(
   mkdirSync(scratchDir(home), { recursive: true, mode: 0o700 });
   const scratch = mkdtempSync(join(scratchDir(home), 'apply-'));
   try {
-    const before = await materialize(source, verified.baseCommit, [...oldModes.keys()], oldModes, scratch);
+    // Two throwaway indexes and two scratch trees: the base's and the verified tree's checkouts share nothing, so
+    // they run side by side (each is two git process starts on the way to the user's tree).
+    const [before, after] = await Promise.all([
+      materialize(source, verified.baseCommit, [...oldModes.keys()], oldModes, scratch),
+      materialize(source, verified.treeId, [...newModes.keys()], newModes, scratch),
+    ]);
     if (before._tag === 'Left') return before;
-    const after = await materialize(source, verified.treeId, [...newModes.keys()], newModes, scratch);
     if (after._tag === 'Left') return after;
     const changes: FileChange[] = entries.map((entry) => {
       const old = before.right.get(entry.path);

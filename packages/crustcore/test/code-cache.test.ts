@@ -1,0 +1,62 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cacheCandidates, cacheFileName, writeCodeCache } from '../src/cli/code-cache.js';
+
+const roots: string[] = [];
+const scratch = (): string => {
+  const root = mkdtempSync(join(tmpdir(), 'crustcore-code-cache-'));
+  roots.push(root);
+  return root;
+};
+afterEach(() => {
+  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+});
+
+describe('where the code cache lives', () => {
+  it('next to the bundle first, then $XDG_CACHE_HOME/crustcore', () => {
+    expect(cacheCandidates('/opt/cc/dist/crustcore-cli.cjs', { XDG_CACHE_HOME: '/x/cache', HOME: '/h' })).toEqual([
+      '/opt/cc/dist',
+      '/x/cache/crustcore',
+    ]);
+  });
+
+  it('~/.cache/crustcore without XDG_CACHE_HOME, or with a relative one (the spec ignores those)', () => {
+    expect(cacheCandidates('/d/crustcore-cli.cjs', { HOME: '/home/u' })).toEqual(['/d', '/home/u/.cache/crustcore']);
+    expect(cacheCandidates('/d/crustcore-cli.cjs', { HOME: '/home/u', XDG_CACHE_HOME: 'rel' })).toEqual([
+      '/d',
+      '/home/u/.cache/crustcore',
+    ]);
+  });
+
+  it("the name carries the bundle's hash, Node's version and the architecture", () => {
+    const name = cacheFileName('0123456789abcdef');
+    expect(name).toBe(`crustcore-cli-0123456789abcdef-${process.version}-${process.arch}.v8cache`);
+    expect(cacheFileName('fedcba9876543210')).not.toBe(name);
+  });
+});
+
+describe('writeCodeCache', () => {
+  it('writes to the first directory that takes the file and removes the other builds’ caches there', () => {
+    const root = scratch();
+    const blocked = join(root, 'not-a-directory');
+    writeFileSync(blocked, 'a file where the directory would be');
+    const second = join(root, 'user-cache');
+    mkdirSync(second);
+    writeFileSync(join(second, 'crustcore-cli-0000000000000000-v20.0.0-x64.v8cache'), 'old');
+    writeFileSync(join(second, 'notes.txt'), 'not ours');
+    const name = cacheFileName('0123456789abcdef');
+    writeCodeCache([blocked, second], name, Buffer.from('cache bytes'));
+    expect(readFileSync(join(second, name), 'utf8')).toBe('cache bytes');
+    expect(readdirSync(second).sort()).toEqual([name, 'notes.txt']);
+  });
+
+  it('leaves no temporary file behind when no directory takes it (control: nothing is written)', () => {
+    const root = scratch();
+    const blocked = join(root, 'file');
+    writeFileSync(blocked, 'x');
+    writeCodeCache([blocked, join(blocked, 'below-a-file')], cacheFileName('0123456789abcdef'), Buffer.from('c'));
+    expect(readdirSync(root)).toEqual(['file']);
+  });
+});
