@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec node packages/crustcore/dist/crustcore.js demo "$@"
+exec node packages/crustcore/dist/crustcore.cjs demo "$@"
