@@ -8,7 +8,7 @@
  * resolves the workspace's packages as the real one does), never the shared
  * dist/ other test files are running.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -108,6 +108,18 @@ describe('the code cache of the CLI bundle', () => {
     writeFileSync(path, readFileSync(path).subarray(0, 4096));
     expect(gc(copy)).toEqual(expected);
     expect(statSync(path).size).toBeGreaterThan(4096);
+  }, 120_000);
+
+  it('a FIFO where the cache would be neither hangs the CLI nor is read; a real cache replaces it', () => {
+    const copy = distCopy();
+    gc(copy);
+    const [name] = cachesIn(copy);
+    const path = join(copy, name as string);
+    rmSync(path);
+    execFileSync('mkfifo', [path]);
+    // Opened blocking, a FIFO with no writer never returns: spawnSync's timeout would end this with status null.
+    expect(gc(copy).status).toBe(0);
+    expect(statSync(path).isFile()).toBe(true);
   }, 120_000);
 
   it("another build's caches are removed when this build's is written, and never read", () => {

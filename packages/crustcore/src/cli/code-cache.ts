@@ -15,7 +15,18 @@
  * then written again. Nothing of this runs in a sandbox, and no sandbox can
  * write either place: the worktree and a throwaway HOME are all it may write.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -35,12 +46,21 @@ export const cacheFileName = (bundleId: string): string =>
 
 const CACHE_FILE = /^crustcore-cli-.+\.v8cache$/;
 
+/** Far above any real cache (~1.2 MB): a file larger than this is not ours. */
+const MAX_CACHE_BYTES = 64 * 1024 * 1024;
+
 function readFirst(paths: readonly string[]): Buffer | undefined {
   for (const path of paths) {
+    let fd: number | undefined;
     try {
-      return readFileSync(path);
+      // Non-blocking, then a regular file of sane size only: a FIFO or a device in its place must not hang the CLI.
+      fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+      const stat = fstatSync(fd);
+      if (stat.isFile() && stat.size <= MAX_CACHE_BYTES) return readFileSync(fd);
     } catch {
       // Absent or unreadable: the next place, or compile from source.
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
   }
   return undefined;
