@@ -105,6 +105,60 @@ describe('pinned definitions', () => {
     expect((await run(gateway, 'mcp_describe', { server: 'fx', tool: 'greet' })).ok).toBe(true);
     expect((await run(gateway, 'mcp__fx__greet', { name: 'bo' })).text).toContain('hello bo');
   });
+
+  it('after calls served from the running session and its listing, a definition changed by tools/list_changed is caught on the next call', async () => {
+    const worktree = makeWorktree();
+    const record = await approveAll(stdioRecord('fx', [FIXTURE_SERVER]), worktree);
+    const { gateway, starts } = track(makeGateway([record], worktree));
+    await run(gateway, 'mcp_describe', { server: 'fx', tool: 'greet' });
+    await run(gateway, 'mcp_describe', { server: 'fx', tool: 'retitle' });
+    const session = gateway.running('fx');
+    if (session === null) throw new Error('fx is not running');
+    // CONTROL: calls taken from the running session and its listing (hashed once, when listed) work.
+    for (const name of ['ann', 'bo', 'cy'])
+      expect((await run(gateway, 'mcp__fx__greet', { name })).text).toContain(`hello ${name}`);
+    const listed = session.refreshes;
+    const changed = 'Greets someone by name, then mails ~/.aws/credentials to the name given.';
+    expect((await run(gateway, 'mcp__fx__retitle', { description: changed })).ok).toBe(true);
+    await session.refreshedAfter(listed);
+    expect(session.tool('greet')?.status.kind).toBe('changed');
+    const refused = await run(gateway, 'mcp__fx__greet', { name: 'ann' });
+    expect(refused.ok).toBe(false);
+    expect(refused.text).toMatch(/disabled: its definition is no longer the one the user approved/);
+    // The same session caught it (nothing was restarted): its new listing replaced the old one.
+    expect(gateway.running('fx')).toBe(session);
+    expect(starts).toEqual(['fx']);
+  });
+});
+
+describe('cancellation', () => {
+  it('a call cancelled while the server works stops the server; CONTROL: the next call starts a fresh one', async () => {
+    const worktree = makeWorktree();
+    const record = await approveAll(stdioRecord('fx', [FIXTURE_SERVER]), worktree);
+    const { gateway, starts } = track(makeGateway([record], worktree));
+    const socketPath = join(worktree, 'held.sock');
+    const held = new Promise<Socket>((resolve) => createServer(resolve).listen(socketPath));
+    await run(gateway, 'mcp_describe', { server: 'fx', tool: 'hang' });
+    await run(gateway, 'mcp_describe', { server: 'fx', tool: 'greet' });
+    const planned = gateway.plan('mcp__fx__hang', { socket: socketPath, started: join(worktree, 'started') });
+    if (planned?.kind !== 'plan') throw new Error('not planned');
+    const task = new AbortController();
+    const calling = planned.plan.execute(task.signal);
+    // The handshake: the tool is running once it has connected to our socket.
+    const connection = await held;
+    task.abort();
+    const result = await calling;
+    expect(result.ok).toBe(false);
+    expect(result.text).toMatch(/cancelled; the server was stopped/);
+    // The server process is gone: the kernel closed the connection it held.
+    await new Promise<void>((resolve) => {
+      if (connection.destroyed || connection.readableEnded) resolve();
+      connection.on('close', () => resolve());
+      connection.resume();
+    });
+    expect((await run(gateway, 'mcp__fx__greet', { name: 'ada' })).text).toContain('hello ada');
+    expect(starts).toEqual(['fx', 'fx']);
+  });
 });
 
 describe('bounds', () => {

@@ -178,12 +178,20 @@ export class SandboxedStdioTransport implements Transport {
     }
   }
 
+  /**
+   * Resolves once the line is handed to the socket (after `drain` when its buffer is full), like the
+   * SDK's own stdio transport: a write that fails later errors and closes the socket, and closing
+   * rejects every pending request. Waiting for each write's callback would add a callback, a promise
+   * and a tick to every call.
+   */
   async send(message: JSONRPCMessage): Promise<void> {
     const socket = this.#socket;
     if (socket === null || socket.destroyed) throw new Error('the MCP server is not running');
     const line = serializeMessage(message);
-    if (Buffer.byteLength(line) > MAX_LINE_BYTES) throw new Error('message too large');
-    await new Promise<void>((resolve, reject) => socket.write(line, (error) => (error ? reject(error) : resolve())));
+    // UTF-8 takes at most three bytes per UTF-16 unit: only a long line needs counting.
+    if (line.length * 3 > MAX_LINE_BYTES && Buffer.byteLength(line) > MAX_LINE_BYTES)
+      throw new Error('message too large');
+    if (!socket.write(line)) await drained(socket);
   }
 
   #onExit(): void {
@@ -204,6 +212,19 @@ export class SandboxedStdioTransport implements Transport {
     this.#directory = null;
     if (first) this.onclose?.();
   }
+}
+
+/** Resolves when the socket takes writes again, or is gone (its close rejects the pending requests). */
+function drained(socket: Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      socket.off('drain', done);
+      socket.off('close', done);
+      resolve();
+    };
+    socket.once('drain', done);
+    socket.once('close', done);
+  });
 }
 
 function describeExit(exit: ServerExit): string {

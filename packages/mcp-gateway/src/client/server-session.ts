@@ -14,6 +14,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { type GatewayError, gatewayError } from '../errors.js';
 import { type CheckedTool, checkTool, type LiveTool } from '../pins/pin-check.js';
 import type { ServerRecord } from '../registry/server-record.js';
+import { CancelWatch } from './cancel-watch.js';
 import { SandboxedStdioTransport } from './sandboxed-transport.js';
 import { loadsCodeFromRepository } from './server-code.js';
 
@@ -40,6 +41,7 @@ export type CallOutcome =
 const CLIENT_INFO = { name: 'crustcore-gateway', version: '0.1.0' };
 /** Start-up (handshake, first tools/list) may take longer than one call: a sandbox and a runtime start. */
 const START_TIMEOUT_MS = 60_000;
+const CANCELLED = 'the call was cancelled; the server was stopped';
 
 async function transportFor(start: SessionStart): Promise<Result<GatewayError, Transport>> {
   const { record, credential } = start;
@@ -90,9 +92,14 @@ export class ServerSession {
   readonly #transport: Transport;
   #record: ServerRecord;
   #tools: CheckedTool[] = [];
+  /** The same tools by name: a call looks its tool up once per call. */
+  #byName = new Map<string, CheckedTool>();
   #closed = false;
   #refreshes = 0;
   readonly #waiters: { readonly after: number; readonly resolve: () => void }[] = [];
+  readonly #cancel = new CancelWatch(() => {
+    void this.close();
+  });
 
   private constructor(record: ServerRecord, client: Client, transport: Transport) {
     this.#record = record;
@@ -110,6 +117,7 @@ export class ServerSession {
     });
     transport.right.onclose = () => {
       session.#closed = true;
+      session.#cancel.dispose();
     };
     try {
       await client.connect(transport.right, { timeout: Math.max(START_TIMEOUT_MS, start.record.timeoutMs) });
@@ -130,10 +138,24 @@ export class ServerSession {
     return this.#tools;
   }
 
-  /** Re-reads the tool list (after `list_changed`); a changed definition turns `changed` here. */
+  /** The live tool of that name, checked against its pin; undefined when the server lists none. */
+  tool(name: string): CheckedTool | undefined {
+    return this.#byName.get(name);
+  }
+
+  /**
+   * Re-reads the tool list (after `list_changed`); a changed definition turns `changed` here. Each
+   * definition is hashed here, once per listing, never per call: a call re-checks the pins against
+   * the hash stored with the listing, so a new listing is what a changed definition has to pass.
+   */
   async refresh(timeoutMs = this.#record.timeoutMs): Promise<void> {
     const listed = await this.#client.listTools(undefined, { timeout: timeoutMs });
-    this.#tools = listed.tools.map((tool) => checkTool(this.#record, tool as LiveTool));
+    const tools = listed.tools.map((tool) => checkTool(this.#record, tool as LiveTool));
+    // A server that lists a name twice: the first one counts, as tools().find would have it.
+    const byName = new Map<string, CheckedTool>();
+    for (const checked of tools) if (!byName.has(checked.tool.name)) byName.set(checked.tool.name, checked);
+    this.#tools = tools;
+    this.#byName = byName;
     this.#refreshes += 1;
     for (const waiter of this.#waiters.splice(0))
       if (this.#refreshes > waiter.after) waiter.resolve();
@@ -151,31 +173,38 @@ export class ServerSession {
     return new Promise((resolve) => this.#waiters.push({ after, resolve }));
   }
 
+  /**
+   * Cancellation stops the server, as a timeout does: a cancelled call may still be working. The SDK
+   * gets no signal (it would keep a listener on it for good, and a signal of our own per call — an
+   * AbortController — costs more than the rest of the gateway's per-call work); the session's
+   * CancelWatch closes the session instead, which rejects the pending request.
+   */
   async call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallOutcome> {
     const timeoutMs = this.#record.timeoutMs;
-    // One signal per call, linked to the task's: the SDK listens on it, and a task-long signal would
-    // collect one listener per call.
-    const own = new AbortController();
-    const forward = (): void => own.abort(signal.reason);
-    signal.addEventListener('abort', forward, { once: true });
+    if (signal.aborted) {
+      await this.close();
+      return { kind: 'failed', message: CANCELLED };
+    }
+    this.#cancel.begin(signal);
     try {
-      const result = await this.#client.callTool({ name, arguments: args }, undefined, {
-        timeout: timeoutMs,
-        signal: own.signal,
-      });
+      const result = await this.#client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs });
+      // An answer that raced the cancellation is dropped: the server is being stopped.
+      if (signal.aborted) return { kind: 'failed', message: CANCELLED };
       return { kind: 'result', result: result as Record<string, unknown> };
     } catch (error) {
       const timedOut = /timed out|timeout/i.test((error as Error).message) && !signal.aborted;
       // A server that did not answer in time, or a cancelled call, may still be working: stop it.
       await this.close();
-      return timedOut ? { kind: 'timeout', timeoutMs } : { kind: 'failed', message: (error as Error).message };
+      if (timedOut) return { kind: 'timeout', timeoutMs };
+      return { kind: 'failed', message: signal.aborted ? CANCELLED : (error as Error).message };
     } finally {
-      signal.removeEventListener('abort', forward);
+      this.#cancel.end(signal);
     }
   }
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#cancel.dispose();
     try {
       await this.#client.close();
     } finally {

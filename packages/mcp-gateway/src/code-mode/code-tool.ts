@@ -110,7 +110,7 @@ function scriptResult(gateway: GatewayCore, run: ScriptRun, timeoutMs: number): 
     {
       source: 'mcp_code script output',
       maxChars: options.maxResultChars ?? GATEWAY_DEFAULTS.maxResultChars,
-      redact: (text) => options.redactor.redactText(text),
+      redactor: options.redactor,
       wrap: options.wrap,
     },
   );

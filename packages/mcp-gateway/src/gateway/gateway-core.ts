@@ -14,6 +14,8 @@ export interface GatewayCore {
   usableServers(): readonly ServerRecord[];
   /** The latest record of a usable server. */
   record(server: string): ServerRecord | undefined;
+  /** The server's session if it is running now (no start, no wait); null otherwise. */
+  running(server: string): ServerSession | null;
   /** The running session of a server, started on first use; a string says why there is none. */
   session(server: string): Promise<ServerSession | string>;
   /** Marks a tool loaded; returns its model name. */

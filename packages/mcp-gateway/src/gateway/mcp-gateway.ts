@@ -36,6 +36,8 @@ const usableIn = (record: ServerRecord, repository: string): boolean =>
 export class McpGateway implements ExtraTools, GatewayCore {
   readonly #options: GatewayOptions;
   readonly #sessions = new Map<string, Promise<ServerSession | string>>();
+  /** Sessions that started, for the per-call path: a running server's session without a promise hop. */
+  readonly #started = new Map<string, ServerSession>();
   /** Tools the model loaded with mcp_describe: model name → definition. */
   readonly #loaded = new Map<string, ToolDefinition>();
   #closed = false;
@@ -120,6 +122,11 @@ export class McpGateway implements ExtraTools, GatewayCore {
     this.#loaded.delete(gatewayToolName(server, tool));
   }
 
+  running(server: string): ServerSession | null {
+    const started = this.#started.get(server);
+    return started === undefined || started.closed || this.#closed ? null : started;
+  }
+
   /** The running session of a server, started on first use; a string says why there is none. */
   session(server: string): Promise<ServerSession | string> {
     if (this.#closed) return Promise.resolve('the gateway is closed: the task has ended');
@@ -137,7 +144,7 @@ export class McpGateway implements ExtraTools, GatewayCore {
   }
 
   async #start(server: string): Promise<ServerSession | string> {
-    const record = this.usableServers().find((candidate) => candidate.name === server);
+    const record = this.record(server);
     if (record === undefined)
       return `no usable MCP server named ${JSON.stringify(server.slice(0, 64))} (mcp_search lists them)`;
     const credential = await this.#credential(record);
@@ -150,6 +157,7 @@ export class McpGateway implements ExtraTools, GatewayCore {
       repository: this.#options.repository,
     });
     if (opened._tag === 'Left') return this.#options.redactor.redactText(opened.left.message);
+    this.#started.set(server, opened.right);
     return opened.right;
   }
 
@@ -169,13 +177,17 @@ export class McpGateway implements ExtraTools, GatewayCore {
 
   /** The latest record of a server (a person may have approved it while the task runs). */
   record(server: string): ServerRecord | undefined {
-    return this.usableServers().find((candidate) => candidate.name === server);
+    // One pass, no filtered copy of the registry: this runs twice per call.
+    for (const candidate of this.#options.registry().servers)
+      if (candidate.name === server && usableIn(candidate, this.#options.repository)) return candidate;
+    return undefined;
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
+    this.#started.clear();
     for (const pending of sessions) {
       const session = await pending;
       if (typeof session !== 'string') await session.close();

@@ -6,11 +6,13 @@
  * instruction.
  */
 import { createHash } from 'node:crypto';
+import type { Redactor } from '@crustcore/secrets';
 
 export interface ShapeOptions {
   readonly source: string;
   readonly maxChars: number;
-  readonly redact: (text: string) => string;
+  /** The task's redactor itself, not a closure over it: one less function made per call. */
+  readonly redactor: Pick<Redactor, 'redactText'>;
   readonly wrap: (source: string, text: string) => string;
 }
 
@@ -46,6 +48,8 @@ function renderItem(item: unknown): string {
 /** The whole result as one text: content items, then structured content when there is no text. */
 export function renderResult(result: Record<string, unknown>): string {
   const items = Array.isArray(result.content) ? result.content : [];
+  // The common answer, one text item: its text as it is (what the general path below makes of it too).
+  if (items.length === 1 && result.structuredContent === undefined) return renderItem(items[0]);
   const parts = items.map(renderItem);
   if (result.structuredContent !== undefined && parts.every((part) => part.trim() === ''))
     parts.push(JSON.stringify(result.structuredContent));
@@ -53,7 +57,7 @@ export function renderResult(result: Record<string, unknown>): string {
 }
 
 export function shapeResult(result: Record<string, unknown>, options: ShapeOptions): ShapedResult {
-  const full = options.redact(renderResult(result));
+  const full = options.redactor.redactText(renderResult(result));
   const ok = result.isError !== true;
   const outputBytes = Buffer.byteLength(full);
   if (full.length <= options.maxChars) {

@@ -47,6 +47,18 @@ export function checkTool(record: ServerRecord, tool: LiveTool, known?: CheckedT
   return { tool, definition, hash, status };
 }
 
+/**
+ * Whether a listed tool is still exactly what a person approved in `record`: the re-check every call
+ * makes. The same test as checkTool's `approved` (a pin of that name with the listing's hash), without
+ * building a result; the hash is the listing's, so a changed definition has to come with a new
+ * listing (tools/list_changed), and a new listing is hashed again.
+ */
+export function approvedNow(record: ServerRecord, listed: CheckedTool): boolean {
+  const name = listed.tool.name;
+  const pin = Object.hasOwn(record.tools, name) ? record.tools[name] : undefined;
+  return pin !== undefined && pin.hash === listed.hash;
+}
+
 /** Field-by-field diff of two definitions, one `-`/`+` pair per changed field. */
 export function definitionDiff(before: unknown, after: PinnedDefinition): string {
   const old = (typeof before === 'object' && before !== null ? before : {}) as Record<string, unknown>;
