@@ -10,6 +10,7 @@
 import { type ExtraToolsFactory, type ToolGate, wrapUntrusted } from '@crustcore/agent';
 import type { SandboxExecCap } from '@crustcore/sandbox';
 import { openUnattendedVault, Redactor } from '@crustcore/secrets';
+import { RegistryReader } from '../registry/registry-reader.js';
 import { readRegistry, registryPath } from '../registry/registry-store.js';
 import type { RegistryFile } from '../registry/server-record.js';
 import { McpGateway } from './mcp-gateway.js';
@@ -41,15 +42,16 @@ async function gatewayFactory(
   setup: GatewaySetup,
   extra: { readonly restart?: boolean; readonly codeMode?: CodeModeOptions } = {},
 ): Promise<((worktree: string) => McpGateway) | undefined> {
-  const path = registryPath(setup.home);
-  const first = readRegistry(path);
+  const reader = new RegistryReader(registryPath(setup.home));
+  const first = reader.read();
   if (first._tag === 'Left') return undefined;
   if (!first.right.servers.some((record) => usableIn(record, setup.repository))) return undefined;
   const { vault } = await openUnattendedVault(setup.home, setup.env);
   let last = first.right;
-  // Re-read on use so a person's `crustcore mcp approve` counts in a running task; a bad file keeps the last good one.
+  // Read on use so a person's `crustcore mcp approve` counts in a running task (decoded only when the
+  // file changed: a call reads it twice); a bad file keeps the last good one.
   const registry = () => {
-    const read = readRegistry(path);
+    const read = reader.read();
     if (read._tag === 'Right') last = read.right;
     return last;
   };

@@ -17,21 +17,25 @@ export const registryPath = (home: string): string => join(home, 'mcp', 'servers
 export const emptyRegistry = (): RegistryFile => ({ version: REGISTRY_VERSION, servers: [] });
 
 export function readRegistry(path: string): Result<GatewayError, RegistryFile> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    const bytes = readFileSync(path);
-    if (bytes.length > MAX_REGISTRY_BYTES)
-      return err(
-        gatewayError('BadRegistryFile', `${path} is larger than 4 MiB; remove it and add servers again`, { path }),
-      );
-    text = bytes.toString('utf8');
+    bytes = readFileSync(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return ok(emptyRegistry());
     return err(gatewayError('Io', `cannot read ${path}: ${(error as Error).message}`));
   }
+  return decodeRegistry(path, bytes);
+}
+
+/** The registry in `bytes` (the file at `path`, named in the errors). */
+export function decodeRegistry(path: string, bytes: Buffer): Result<GatewayError, RegistryFile> {
+  if (bytes.length > MAX_REGISTRY_BYTES)
+    return err(
+      gatewayError('BadRegistryFile', `${path} is larger than 4 MiB; remove it and add servers again`, { path }),
+    );
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(bytes.toString('utf8'));
   } catch (error) {
     return err(
       gatewayError('BadRegistryFile', `${path} is not JSON (${(error as Error).message}); fix or remove it`, { path }),
