@@ -21,10 +21,13 @@ describe('jobStopSignal', () => {
     const stop = new AbortController();
     const job = jobStopSignal(stop.signal, 200);
     const reason = aborted(job.signal);
-    for (let i = 0; i < 5; i += 1) {
-      collectGarbage();
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    // One hop to a new macrotask, so nothing made above is still kept alive for the job that made it
+    // (a WeakRef's target is kept until its job ends); then the collections, synchronously: no timer
+    // can fire inside synchronous code, so the signal is still waiting after them however long they
+    // take (under load a forced collection can outlast the 200 ms; awaited between them, the timer
+    // fired first).
+    await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 5; i += 1) collectGarbage();
     expect(job.signal.aborted).toBe(false);
     expect(((await reason) as DOMException).name).toBe('TimeoutError');
     job.dispose();
