@@ -39,12 +39,14 @@ export class DetectorSet {
     const runnable = this.runnable;
     // Like a global regex, a detector does not start again inside its own last match: an anchor
     // repeated inside a long match (a PEM body) would otherwise cost one bounded attempt each.
-    const lastEnd = new Int32Array(runnable.length).fill(-1);
+    // Made at the first match only: most texts (a tool result, a model's reply) have none, and one
+    // array per scan was most of a short text's cost (the MCP gateway redacts every result).
+    let lastEnd: Int32Array | null = null;
     this.#gate.scan(
       text,
       from,
       (index, start) => {
-        if (start < lastEnd[index]!) return;
+        if (lastEnd !== null && start < lastEnd[index]!) return;
         const { detector, regex } = runnable[index]!;
         if (stats !== undefined) stats.regexAttempts++;
         regex.lastIndex = start;
@@ -54,6 +56,7 @@ export class DetectorSet {
         const value = match[2] ?? '';
         if (value.length === 0 || (detector.accept !== null && !detector.accept(value, context))) return;
         const valueStart = match.index + context.length;
+        lastEnd ??= new Int32Array(runnable.length).fill(-1);
         lastEnd[index] = valueStart + value.length;
         sink(index, match.index, valueStart, valueStart + value.length);
       },
