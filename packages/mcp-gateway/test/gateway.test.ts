@@ -131,6 +131,44 @@ describe('pinned definitions', () => {
   });
 });
 
+describe('policy', () => {
+  it('a policy tightened after a call was planned (deny, or ask after allow) stops the call; CONTROL: unchanged, it runs', async () => {
+    const worktree = makeWorktree();
+    const record = await approveAll(stdioRecord('fx', [FIXTURE_SERVER]), worktree);
+    const made = track(makeGateway([record], worktree));
+    const { gateway } = made;
+    await run(gateway, 'mcp_describe', { server: 'fx', tool: 'greet' });
+    const planFor = (name: string) => {
+      const planned = gateway.plan('mcp__fx__greet', { name });
+      if (planned === null || planned.kind !== 'plan') throw new Error('greet did not plan');
+      return planned.plan;
+    };
+    const greet = record.tools.greet;
+    if (greet === undefined) throw new Error('greet was not approved');
+    const withPolicy = (policy: 'allow' | 'ask' | 'deny') => ({
+      version: 1 as const,
+      servers: [{ ...record, tools: { ...record.tools, greet: { ...greet, policy } } }],
+    });
+    const control = planFor('ann');
+    expect((await control.execute(new AbortController().signal)).text).toContain('hello ann');
+    for (const policy of ['deny', 'ask'] as const) {
+      made.registry.current = withPolicy('allow');
+      const waiting = planFor('bo');
+      // The person changes the policy while the planned call waits for its turn.
+      made.registry.current = withPolicy(policy);
+      const done = await waiting.execute(new AbortController().signal);
+      expect(done.ok, policy).toBe(false);
+      expect(done.text).toMatch(new RegExp(`policy became "${policy}" after this call was planned under "allow"`));
+      expect(done.text).not.toContain('hello bo');
+    }
+    // Loosened (ask → allow) is not stricter: a call planned under ask, which the gate asked about, runs.
+    made.registry.current = withPolicy('ask');
+    const asked = planFor('cy');
+    made.registry.current = withPolicy('allow');
+    expect((await asked.execute(new AbortController().signal)).text).toContain('hello cy');
+  });
+});
+
 describe('cancellation', () => {
   it('a call cancelled while the server works stops the server; CONTROL: the next call starts a fresh one', async () => {
     const worktree = makeWorktree();

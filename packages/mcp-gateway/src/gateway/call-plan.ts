@@ -10,6 +10,7 @@
  */
 import type { ExtraToolPlanned, ToolExecution } from '@crustcore/agent';
 import { approvedNow } from '../pins/pin-check.js';
+import type { ToolPolicy } from '../registry/server-record.js';
 import type { GatewayCore } from './gateway-core.js';
 import { GATEWAY_DEFAULTS, textExecution } from './mcp-gateway-options.js';
 import { shapeResult } from './result-shaping.js';
@@ -33,6 +34,9 @@ function argumentBytes(args: Record<string, unknown>): number | null {
   }
 }
 
+const STRICTNESS: Readonly<Record<ToolPolicy, number>> = { allow: 0, ask: 1, deny: 2 };
+const stricter = (now: ToolPolicy, planned: ToolPolicy): boolean => STRICTNESS[now] > STRICTNESS[planned];
+
 export function callPlan(
   gateway: GatewayCore,
   server: string,
@@ -55,7 +59,7 @@ export function callPlan(
     plan: {
       operation: callOperation(server, tool, pin.policy),
       readOnly: false,
-      execute: executor(gateway, { server, tool, args, wrap }),
+      execute: executor(gateway, { server, tool, args, wrap, policy: pin.policy }),
     },
   };
 }
@@ -65,6 +69,8 @@ interface PlannedCall {
   readonly tool: string;
   readonly args: Record<string, unknown>;
   readonly wrap: Wrap;
+  /** The tool's policy when the call was planned: what the kernel's gate judged (allow runs, ask asked). */
+  readonly policy: ToolPolicy;
 }
 
 /**
@@ -90,6 +96,13 @@ async function runCall(gateway: GatewayCore, call: PlannedCall, signal: AbortSig
       `${server} ${tool} is disabled: its definition is no longer the one the user approved. The user must approve it again (crustcore mcp approve ${server}).`,
     );
   }
+  // A person may have tightened the tool's policy while the call waited (for its approval, or its
+  // turn): the gate judged the policy of the plan, so a stricter one now means the call does not run.
+  const now = record.tools[tool]?.policy;
+  if (now === undefined || stricter(now, call.policy))
+    return failed(
+      `${server} ${tool}: its policy became "${now ?? 'deny'}" after this call was planned under "${call.policy}"; the call did not run`,
+    );
   const outcome = await session.call(tool, args, signal);
   if (outcome.kind === 'timeout')
     return failed(`${server} ${tool} did not answer within ${outcome.timeoutMs} ms; the server was stopped`);
