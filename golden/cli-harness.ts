@@ -69,13 +69,24 @@ export interface CliRun {
   readonly json: Record<string, unknown> | null;
 }
 
+/** The environment a golden test runs the CLI in: its box's HOME and CRUSTCORE_HOME, no colours, plus `extra`. */
+export function cliEnv(box: Sandbox, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: box.root,
+    CRUSTCORE_HOME: box.home,
+    NO_COLOR: '1',
+    ...extra,
+  };
+}
+
 export function crustcore(box: Sandbox, args: readonly string[], options: { readonly input?: string } = {}): CliRun {
   const result = spawnSync(process.execPath, [CLI, ...args], {
     cwd: box.repo,
     input: options.input ?? '',
     encoding: 'utf8',
     timeout: 120_000,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: box.root, CRUSTCORE_HOME: box.home, NO_COLOR: '1' },
+    env: cliEnv(box),
   });
   let json: Record<string, unknown> | null = null;
   const last = result.stdout.trim().split('\n').pop() ?? '';

@@ -15,7 +15,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildCli, CLI, CLI_ESM, makeRepo, mapBounded, REPO_ROOT, type Sandbox } from './cli-harness.js';
+import { buildCli, CLI, CLI_ESM, cliEnv, makeRepo, mapBounded, REPO_ROOT, type Sandbox } from './cli-harness.js';
 
 let box: Sandbox;
 beforeAll(() => {
@@ -57,13 +57,7 @@ async function traced(args: readonly string[], entry = CLI, extraEnv: Record<str
   writeFileSync(requireHook, REQUIRE_HOOK);
   const esmHook = `data:text/javascript,${encodeURIComponent(REGISTER)}`;
   const argv = ['--require', requireHook, '--import', esmHook, entry, ...args];
-  const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: box.root,
-    CRUSTCORE_HOME: box.home,
-    NO_COLOR: '1',
-    ...extraEnv,
-  };
+  const env = cliEnv(box, extraEnv);
   const { status, stdout } = await new Promise<{ status: number | null; stdout: string }>((done) => {
     const child = execFile(
       process.execPath,

@@ -12,7 +12,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli, makeRepo, REPO_ROOT, type Sandbox } from './cli-harness.js';
+import { buildCli, cliEnv, makeRepo, REPO_ROOT, type Sandbox } from './cli-harness.js';
 
 const DIST = join(REPO_ROOT, 'packages/crustcore/dist');
 const CACHE_NAME = /^crustcore-cli-[0-9a-f]{16}-v\d+\.\d+\.\d+-\w+\.v8cache$/;
@@ -51,14 +51,7 @@ function cli(
     cwd: box.repo,
     encoding: 'utf8',
     timeout: 120_000,
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: box.root,
-      CRUSTCORE_HOME: box.home,
-      XDG_CACHE_HOME: join(box.root, 'xdg-cache'),
-      NO_COLOR: '1',
-      ...extraEnv,
-    },
+    env: cliEnv(box, { XDG_CACHE_HOME: join(box.root, 'xdg-cache'), ...extraEnv }),
   });
   return { status: run.status, stdout: run.stdout, ...(run.status === 0 ? {} : { stderr: run.stderr }) };
 }

@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelServer, registryFor, startModelServer } from './agent/model-server.js';
-import { buildCli, CLI, makeRepo, NODE_REPO, type Sandbox } from './cli-harness.js';
+import { buildCli, CLI, cliEnv, makeRepo, NODE_REPO, type Sandbox } from './cli-harness.js';
 
 beforeAll(() => buildCli(), 120_000);
 
@@ -45,14 +45,7 @@ function cli(box: Sandbox, args: readonly string[], env: Readonly<Record<string,
         cwd: box.repo,
         encoding: 'utf8',
         timeout: 120_000,
-        env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin',
-          HOME: box.root,
-          XDG_CONFIG_HOME: xdg(box),
-          CRUSTCORE_HOME: box.home,
-          NO_COLOR: '1',
-          ...env,
-        },
+        env: cliEnv(box, { XDG_CONFIG_HOME: xdg(box), ...env }),
       },
       (_error, stdout, stderr) => done({ status: child.exitCode, stdout, stderr }),
     );

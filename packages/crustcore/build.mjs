@@ -132,8 +132,8 @@ const cli = await build({
 });
 writeFileSync('dist/cli-meta.json', JSON.stringify(cli.metafile));
 assertExternalsDeclared(cli.metafile);
-routeDynamicImports('dist/crustcore-cli.cjs', cli.metafile);
-const cliBundleId = createHash('sha256').update(readFileSync('dist/crustcore-cli.cjs')).digest('hex').slice(0, 16);
+const cliText = routeDynamicImports('dist/crustcore-cli.cjs', cli.metafile);
+const cliBundleId = createHash('sha256').update(cliText).digest('hex').slice(0, 16);
 // Caches of earlier bundles are never read again (their names carry the old hash).
 for (const name of readdirSync('dist')) if (name.endsWith('.v8cache')) rmSync(join('dist', name));
 
@@ -161,6 +161,7 @@ writeFileSync('dist/bin-meta.json', JSON.stringify(bin.metafile));
  * dynamic-import callback): the bundle's `import("pkg")` of the packages left outside it go through
  * `__crustcoreImport`, which the bin passes in (an `import()` of its own, from the same directory).
  * Every dynamic import the metafile lists must be rewritten, and no other `import(` may remain.
+ * Returns the text written.
  */
 function routeDynamicImports(file, metafile) {
   const [output] = Object.values(metafile.outputs);
@@ -172,6 +173,7 @@ function routeDynamicImports(file, metafile) {
   if (found !== expected || /(?<![\w$.])import\(/.test(routed))
     throw new Error(`${file}: ${found} literal import() calls, ${expected} in the metafile, or an import() left`);
   writeFileSync(file, routed);
+  return routed;
 }
 
 /** Every package the bundle imports at run time must be a dependency of crustcore, or an install would not find it. */

@@ -10,7 +10,6 @@
  * (dist/crustcore.js). Both answer the same arguments and load the command.
  */
 import { exitQuietlyOnClosedPipe } from './cli/closed-pipe.js';
-import { startWithCodeCache } from './cli/code-cache.js';
 import { syncAnswerIo } from './cli/sync-answer.js';
 import { PACK_SPECS } from './commands/pack-specs.js';
 import { CORE_SPECS } from './commands/specs.js';
@@ -28,14 +27,24 @@ if (typeof answer === 'number') {
   process.exitCode = answer;
 } else {
   exitQuietlyOnClosedPipe();
-  const started =
-    process.env.CRUSTCORE_CODE_CACHE !== '0' &&
-    startWithCodeCache({
+  void startWholeCli();
+}
+
+/**
+ * Loaded only here: the code cache's modules (node:vm, node:os) are no part of answering help or
+ * the version.
+ */
+async function startWholeCli(): Promise<void> {
+  if (process.env.CRUSTCORE_CODE_CACHE !== '0') {
+    const { startWithCodeCache } = await import('./cli/code-cache.js');
+    const started = startWithCodeCache({
       from: __filename,
       bundle: CLI_BUNDLE,
       bundleId: CRUSTCORE_CLI_BUNDLE_ID,
       env: process.env,
       importModule: (specifier) => import(specifier),
     });
-  if (!started) void import(ES_MODULE_CLI);
+    if (started) return;
+  }
+  await import(ES_MODULE_CLI);
 }

@@ -123,12 +123,14 @@ const WRAPPER_TAIL = '\n});';
 export function startWithCodeCache({ from, bundle, bundleId, env, importModule }: CachedStart): boolean {
   let script: Script;
   let bundlePath: string;
+  let directories: string[];
   let cached: Buffer | undefined;
   const name = cacheFileName(bundleId);
   try {
     // Resolved like a module (not joined by hand), so a loader hook sees which file the bin starts.
     bundlePath = createRequire(from).resolve(bundle);
-    cached = readFirst(cacheCandidates(bundlePath, env).map((directory) => join(directory, name)));
+    directories = cacheCandidates(bundlePath, env);
+    cached = readFirst(directories.map((directory) => join(directory, name)));
     script = new Script(`${WRAPPER_HEAD}${readFileSync(bundlePath, 'utf8')}${WRAPPER_TAIL}`, {
       filename: bundlePath,
       ...(cached === undefined ? {} : { cachedData: cached }),
@@ -136,10 +138,8 @@ export function startWithCodeCache({ from, bundle, bundleId, env, importModule }
   } catch {
     return false;
   }
-  if (cached === undefined || script.cachedDataRejected === true) {
-    const directories = cacheCandidates(bundlePath, env);
+  if (cached === undefined || script.cachedDataRejected === true)
     process.once('exit', () => writeCodeCache(directories, name, script.createCachedData()));
-  }
   const run = script.runInThisContext() as (
     exports: unknown,
     require: NodeJS.Require,
