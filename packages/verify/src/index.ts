@@ -65,6 +65,7 @@ export {
   type FirstFailure,
 } from './diagnosis.js';
 export {
+  changesEnvironmentInputs,
   commitTree,
   copyExtraFiles,
   DEFAULT_NPM_REGISTRY,
