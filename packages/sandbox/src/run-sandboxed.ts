@@ -135,10 +135,12 @@ const SYSTEM_DIRECTORIES = [
   '/boot',
 ];
 /**
- * Joins each cgroup named before `--` (their `cgroup.procs` files), then
- * becomes the limited command: a fixed script, never built from input.
+ * Joins each cgroup named before `--` (their `tasks` files: the shell is one
+ * thread, and writing `0` there moves it without the global lock, see
+ * CgroupV1.tasksFile), then becomes the limited command: a fixed script,
+ * never built from input.
  */
-const JOIN_CGROUPS_SCRIPT = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+const JOIN_CGROUPS_SCRIPT = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"';
 const JAIL_PREFIX = 'crustcore-jail-';
 
 function refuse(reason: SandboxRefusal['reason'], message: string, fix: string | null = null) {
@@ -183,7 +185,7 @@ function detectInnerStartFailure(result: ProcessResult, backend: SandboxBackendK
   }
   // bwrap's own setup failures (namespaces, mounts) are one `bwrap: …` line and exit 1.
   const setupFailed = backend === 'bubblewrap' && result.exitCode === 1 && /^bwrap: [^\n]*\n?$/.test(text);
-  if (setupFailed || (result.exitCode === 125 && text.includes('cgroup.procs'))) {
+  if (setupFailed || (result.exitCode === 125 && /\/crustcore\/[^\n]*\/tasks/.test(text))) {
     return {
       ...result,
       startError: { _tag: 'ProcessStartError', reason: 'SpawnFailed', code: null, message: text.trim() },
@@ -405,7 +407,7 @@ export async function runSandboxed(
           '-c',
           JOIN_CGROUPS_SCRIPT,
           'crustcore-join',
-          ...groups.map((group) => group.procsFile),
+          ...groups.map((group) => group.tasksFile),
           '--',
           ...limited,
         ]

@@ -12,8 +12,15 @@ const STALE_SWEEP_LIMIT = 64;
 /** A live per-run group. */
 export interface CgroupV1 {
   readonly path: string;
-  /** Writing a pid here moves that process into the group. */
+  /** Lists the group's processes (writing a pid here moves that process in). */
   readonly procsFile: string;
+  /**
+   * Writing `0` here moves the writing thread in. A single-threaded process
+   * joins this way without the global lock a `cgroup.procs` write takes (its
+   * percpu rwsem waits for an RCU grace period: 8–30 ms per join measured
+   * here, ~1 ms this way); its children are born in the group all the same.
+   */
+  readonly tasksFile: string;
 }
 
 const parentOf = (hierarchy: string): string => `${hierarchy}/crustcore`;
@@ -77,7 +84,7 @@ export function createCgroupV1(
       if (optional === true && !probe(`${path}/${file}`)) continue;
       writeFileSync(`${path}/${file}`, value);
     }
-    return { path, procsFile: `${path}/cgroup.procs` };
+    return { path, procsFile: `${path}/cgroup.procs`, tasksFile: `${path}/tasks` };
   } catch {
     try {
       rmdirSync(path);
