@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type ProcessResult, type ProcessSpec, runTrustedHostCommand } from '../src/index.js';
 import { runProcess } from '../src/runner/process-runner.js';
 import { waitUntilGone } from './process-state.js';
@@ -11,6 +11,17 @@ const env = { PATH: '/usr/bin:/bin' };
 const base = { cwd: '/tmp', env, timeoutMs: 10_000, maxOutputBytes: 1 << 20 } as const;
 
 type Runner = (spec: ProcessSpec) => Promise<ProcessResult>;
+
+// A CLI's first commands start themselves while perl comes up (host-command.ts); from the moment the
+// broker says it is up, the broker forks them. Waited for by asking, not by time.
+beforeAll(async () => {
+  for (let i = 0; i < 1_000; i++) {
+    const r = await runTrustedHostCommand({ ...base, argv: ['/bin/sh', '-c', 'cat /proc/$PPID/comm'] });
+    if (r.stdout.text.trim() === 'perl') return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error('the spawn broker never came up');
+});
 
 // One contract, two ways to start a child: the spawn broker (perl forks it) and Node's own spawn.
 describe.each<[string, Runner, string]>([

@@ -29,6 +29,17 @@ async function appeared(path: string): Promise<void> {
 }
 
 describe('the spawn broker', () => {
+  it('says when it is up, and a run asked before then still runs through it', async () => {
+    const broker = startBroker();
+    // Asked at once: the request waits in perl's stdin until the broker reads it.
+    const early = await broker.run({ ...base, argv: ['/bin/sh', '-c', 'echo $PPID'] }, '/bin/sh');
+    expect(early?.exitCode).toBe(0);
+    // The broker forked it: its parent is the perl process, not this one.
+    expect(Number(early?.stdout.text.trim())).toBe(broker.pid);
+    // It said it was up before it forked anything (its first line), so it is ready by now.
+    expect(broker.ready).toBe(true);
+  });
+
   it('keeps its socket in a directory only this user can enter', () => {
     const broker = startBroker();
     expect(statSync(dirname(broker.socketPath)).mode & 0o777).toBe(0o700);

@@ -13,6 +13,7 @@
  * Protocol. Requests on stdin: a decimal byte length, a newline, then the payload — NUL-separated
  * fields: id, token, cwd, program path, argc, argv…, envc, NAME=value…, stdin flag (0/1). Replies
  * on stdout, one line each (a line is shorter than PIPE_BUF, so a child's write cannot interleave):
+ *   R               the broker is up and reads requests (once, first)
  *   S id pid        the child was forked (its own process group: pgid = pid)
  *   X id code sig   it was reaped: exit code, or the signal number
  *   C id            the child connected its streams and execs next (the child writes it)
@@ -78,6 +79,7 @@ sub report {
     leave() unless $! == POSIX::EINTR() || $! == POSIX::EAGAIN();
   }
 }
+report("R\\n");
 sub reap {
   while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) {
     my $id = delete $children{$pid};

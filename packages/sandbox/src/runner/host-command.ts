@@ -36,7 +36,9 @@ async function broker(): Promise<SpawnBroker | null> {
  */
 export async function runTrustedHostCommand(spec: ProcessSpec): Promise<ProcessResult> {
   const through = await broker();
-  if (through === null) return runProcess(spec);
+  // Until perl is up (~15 ms), a command would wait for it: the first ones of a CLI start themselves,
+  // while this process is still small and its fork cheap.
+  if (through === null || !through.ready) return runProcess(spec);
   const program = resolveLaunchProgram(spec);
   if (typeof program !== 'string') return program;
   return (await through.run(spec, program)) ?? runProcess(spec);

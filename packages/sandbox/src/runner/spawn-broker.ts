@@ -40,6 +40,7 @@ export class SpawnBroker {
   #nextId = 0;
   #control = '';
   #dead = false;
+  #ready = false;
 
   private constructor(child: ChildProcess, server: Server, socketPath: string) {
     this.#child = child;
@@ -91,6 +92,11 @@ export class SpawnBroker {
     return this.#dead;
   }
 
+  /** The perl process is up and reads requests (it said so); until then a caller may spawn itself. */
+  get ready(): boolean {
+    return this.#ready && !this.#dead;
+  }
+
   /** Runs a spec whose program is already resolved to `programPath`; null when the broker cannot (the caller spawns itself). */
   async run(spec: ProcessSpec, programPath: string): Promise<ProcessResult | null> {
     if (this.#dead || !(await this.#listening) || this.#dead) return null;
@@ -134,6 +140,7 @@ export class SpawnBroker {
     for (let end = this.#control.indexOf('\n'); end >= 0; end = this.#control.indexOf('\n')) {
       const [kind, id = '', first = '', second = ''] = this.#control.slice(0, end).split('\t');
       this.#control = this.#control.slice(end + 1);
+      if (kind === 'R') this.#ready = true;
       const run = this.#runs.get(id);
       if (run === undefined) continue;
       if (kind === 'S') run.started(Number(first));
