@@ -361,9 +361,8 @@ function spawnSupervised(
   const gate = gateOpen === null || gatePipe === null ? null : { pipe: gatePipe, open: gateOpen };
   const supervised = superviseChild(child, childStderr, spec, hooks, program, startedAt, gate);
   // Told only now, when the run's abort and timeout are armed: an observer that aborts as the run
-  // starts (a person's stop at that moment) must find the abort handled, not lost. A gated run
-  // starts at its go (holdAtGate).
-  if (child.pid !== undefined && gate === null) spec.observer?.started?.();
+  // starts (a person's stop at that moment) must find the abort handled, not lost.
+  if (child.pid !== undefined) spec.observer?.started?.();
   // Only the launcher writes its marker: a program spawned directly that prints it is just a program.
   return launch.direct ? supervised : supervised.then(launcherFailure);
 }
@@ -501,7 +500,6 @@ function superviseChild(
         go: () => {
           startedAt = performance.now();
           stopper.armTimeout();
-          spec.observer?.started?.();
         },
         // Killed first; the gate stays shut until the exit below, so the child never reads its end of file.
         withdraw: () => killTree(pid, 'SIGKILL'),
@@ -510,7 +508,8 @@ function superviseChild(
 
     child.once('exit', (code, signal) => {
       stopper.exitedNow();
-      // Gone, with a sandbox's inner processes (they die with their parent): no reader of a shut gate is left.
+      // The child is gone (a sandbox's inner processes with it: they die with their parent), so
+      // nothing is left to read a shut gate as a go; `close` need not wait for our end.
       gate?.pipe.destroy();
       exitCode = code;
       exitSignal = signal;
