@@ -54,14 +54,6 @@ export interface SandboxRunSpec {
   readonly signal?: AbortSignal;
   /** Live events of the run (started, output totals), e.g. for progress shown to a waiting client. */
   readonly observer?: RunObserver;
-  /**
-   * The run is set up now and its program begins when this resolves true; false withdraws it
-   * (the result is then a kill or a start error, and means nothing). Under bubblewrap the
-   * sandbox's cgroups, namespaces and mounts are made while the caller still works on the
-   * worktree, which is bound as a directory, so what the caller writes there before the go is
-   * what the program sees. The caller must resolve it in every case.
-   */
-  readonly startGate?: Promise<boolean>;
 }
 
 /** The spec's optional fields the process runner takes as they are (absent stays absent). */
@@ -271,39 +263,6 @@ function environmentBindProblem(environment: EnvironmentBinds, worktree: string)
   return null;
 }
 
-/** The run's HOME and TMPDIR: the sandbox's own, or, in the jail (no mount namespace), fresh host directories removed afterwards. */
-function runPlaces(backend: SandboxBackendKind): { jailDirectory: string | null; home: string; scratch: string } {
-  if (backend !== 'process-jail') return { jailDirectory: null, home: SANDBOX_HOME, scratch: '/tmp' };
-  const jailDirectory = mkdtempSync(join(tmpdir(), JAIL_PREFIX));
-  const home = join(jailDirectory, 'home');
-  const scratch = join(jailDirectory, 'tmp');
-  mkdirSync(home, { mode: 0o700 });
-  mkdirSync(scratch, { mode: 0o700 });
-  return { jailDirectory, home, scratch };
-}
-
-/**
- * The spec's start gate, with the run's checks made again when it says go: a worktree written
- * since the sandbox was set up (a patch applied) may have made the worktree, the working
- * directory or a dependency's mount point something else, a symlink say. A failed check
- * withdraws the run and is kept in `refusedAtGo` for its result.
- */
-function recheckedGate(
-  cap: SandboxExecCap,
-  spec: SandboxRunSpec,
-  setUp: CheckedRun,
-  refusedAtGo: { refusal: SandboxRefusal | null },
-): Promise<boolean> | undefined {
-  return spec.startGate?.then((go) => {
-    if (!go) return false;
-    const again = checkRun(cap, spec);
-    if (again._tag === 'Right' && again.right.worktree === setUp.worktree && again.right.cwd === setUp.cwd) return true;
-    const why = again._tag === 'Left' ? again.left.message : 'the worktree or its working directory moved';
-    refusedAtGo.refusal = { _tag: 'SandboxRefusal', reason: 'BadWorktree', message: `at the start: ${why}`, fix: null };
-    return false;
-  });
-}
-
 /**
  * Runs `spec.argv` confined by `cap`. Resolves with `Left(SandboxRefusal)`
  * when the run is refused before starting, else `Right(SandboxedResult)` —
@@ -350,7 +309,17 @@ export async function runSandboxed(
   const memoryCgroup: MemoryCgroup | null =
     isRoot && shPath !== null ? createMemoryCgroup(cap.limits.memoryBytes) : null;
 
-  const { jailDirectory, home, scratch } = runPlaces(cap.backend);
+  let jailDirectory: string | null = null;
+  let home = SANDBOX_HOME;
+  let scratch = '/tmp';
+  if (cap.backend === 'process-jail') {
+    // The jail has no mount namespace: its HOME and TMPDIR are fresh host directories, removed afterwards.
+    jailDirectory = mkdtempSync(join(tmpdir(), JAIL_PREFIX));
+    home = join(jailDirectory, 'home');
+    scratch = join(jailDirectory, 'tmp');
+    mkdirSync(home, { mode: 0o700 });
+    mkdirSync(scratch, { mode: 0o700 });
+  }
 
   const visibleRoots = systemVisibleRoots();
   const hostPathOf = (sandboxPath: string): string | null => {
@@ -392,9 +361,8 @@ export async function runSandboxed(
           extraBinds: cap.extraBinds,
           environmentBinds: cap.environment,
           command: spec.argv,
-          // The runner hands the program to the child on descriptor 3, and a start gate on 4.
+          // The runner hands the program to the child on descriptor 3, its only descriptor above 2.
           seccompFd: 3,
-          ...(spec.startGate === undefined ? {} : { blockFd: 4 }),
         });
   // RLIMIT_NPROC counts every task of the user, so the budget is added on top of what the user already runs.
   const processRlimit = isRoot ? null : cap.limits.processes + countUserTasks(process.getuid?.() ?? -1);
@@ -412,8 +380,6 @@ export async function runSandboxed(
           ...limited,
         ]
       : (limited as [string, ...string[]]);
-  const atGo: { refusal: SandboxRefusal | null } = { refusal: null };
-  const gateOpen = recheckedGate(cap, spec, checked.right, atGo);
   let forkRefusals = 0;
   let oomKills = 0;
   const result = await runProcess(
@@ -427,7 +393,6 @@ export async function runSandboxed(
     },
     {
       ...(bwrap === null ? {} : { descriptor3Input: seccompProgram() }),
-      ...(gateOpen === undefined ? {} : { startGate: { open: gateOpen, childBlocksOnDescriptor4: bwrap !== null } }),
       killTree: (pid, signal) => {
         signalProcessGroup(pid, signal);
         // setsid'd descendants left the group but never leave the cgroup.
@@ -446,7 +411,6 @@ export async function runSandboxed(
     for (const group of groups) await destroyPidsCgroup(group);
     if (jailDirectory !== null) rmSync(jailDirectory, { recursive: true, force: true, maxRetries: 3 });
   }
-  if (atGo.refusal !== null) return err(atGo.refusal);
   return ok({
     ...detectInnerStartFailure(result, cap.backend),
     profile: profile.name,

@@ -65,7 +65,6 @@ export {
   type FirstFailure,
 } from './diagnosis.js';
 export {
-  changesEnvironmentInputs,
   commitTree,
   copyExtraFiles,
   DEFAULT_NPM_REGISTRY,

@@ -10,24 +10,104 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { err, ok, type Result } from '@crustcore/kernel';
-import { decideSandboxCommand, type SandboxExecCap, type SandboxedResult } from '@crustcore/sandbox';
+import {
+  decideSandboxCommand,
+  type RunObserver,
+  runSandboxed,
+  type SandboxExecCap,
+  type SandboxedResult,
+} from '@crustcore/sandbox';
 import type { Argv } from './argv.js';
 import { type Diagnosis, diagnoseFailure } from './diagnosis.js';
 import { dependencyRisk } from './environment/dependency-risk.js';
+import { type EnvironmentContext, environmentForWorktree } from './environment/run-environment.js';
 import { commitTree, directoryTree } from './environment/tree-reader.js';
-import { gitText, runGitAt } from './git.js';
+import { type GitFailure, gitText, runGitAt } from './git.js';
 import { crustcoreHome, scratchDir } from './home.js';
 import { integrityRisks } from './integrity.js';
+import type { UnverifiedPatch } from './patch.js';
 import { savePatchRecord } from './patch-store.js';
 import { mergeRisks, RISK_SEVERITY, type Risk } from './risk.js';
-import { reportedFailures, type TestCounts } from './test-counts.js';
+import { parseTestCounts, reportedFailures, type TestCounts } from './test-counts.js';
 import { gitTreeReader } from './tree-reader.js';
 import { VerifiedPatch, verifiedPatchMintKey } from './verified-patch.js';
-import { type RanInWorktree, runAhead, runInWorktree } from './verify-run.js';
-import type { BaselineRun, VerifyError, VerifyOutcome, VerifyRequest } from './verify-types.js';
-import { createTaskWorktree, removeTaskWorktree, type TaskWorktree, worktreeLocation } from './worktree.js';
+import {
+  createTaskWorktree,
+  type Repository,
+  removeTaskWorktree,
+  type TaskWorktree,
+  worktreeLocation,
+} from './worktree.js';
 
-export type { BaselineRun, VerifyError, VerifyOutcome, VerifyRequest, VerifyRun } from './verify-types.js';
+/** What a verify run produced, success or not (bounded: output is summarized by hashes and a diagnosis). */
+export interface VerifyRun {
+  readonly argv: Argv;
+  readonly profile: string;
+  readonly backend: string;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly timedOut: boolean;
+  readonly durationMs: number;
+  readonly stdoutSha256: string;
+  readonly stderrSha256: string;
+  /** Bounded tails of the logs (the sandbox's head+tail capture), for people. */
+  readonly stdoutText: string;
+  readonly stderrText: string;
+  readonly testCounts: TestCounts | null;
+}
+
+export type VerifyOutcome =
+  | { readonly _tag: 'Verified'; readonly verified: VerifiedPatch; readonly run: VerifyRun }
+  | { readonly _tag: 'Failed'; readonly diagnosis: Diagnosis; readonly run: VerifyRun };
+
+export type VerifyError =
+  | { readonly _tag: 'WrongProfile'; readonly profile: string; readonly message: string }
+  | { readonly _tag: 'CommandNeedsApproval'; readonly argvHash: string; readonly message: string }
+  | { readonly _tag: 'CommandDenied'; readonly message: string }
+  | { readonly _tag: 'PatchHashMismatch'; readonly message: string }
+  | { readonly _tag: 'PatchDoesNotApply'; readonly message: string; readonly stderr: string }
+  | { readonly _tag: 'TreeMismatch'; readonly expected: string; readonly actual: string; readonly message: string }
+  | { readonly _tag: 'SandboxRefused'; readonly message: string; readonly fix: string | null }
+  | { readonly _tag: 'WorktreeFailed'; readonly message: string }
+  | { readonly _tag: 'EnvironmentFailed'; readonly message: string; readonly output: string }
+  | GitFailure;
+
+export interface VerifyRequest {
+  readonly repo: Repository;
+  readonly taskId: string;
+  readonly patch: UnverifiedPatch;
+  readonly argv: Argv;
+  /** Caller's clock: stamped into the evidence (the verify package never picks the time). */
+  readonly nowMs: number;
+  /** From `runBaselineVerify` on the base; enables the test-count comparison. */
+  readonly baseline?: BaselineRun | null;
+  /** Argv hashes the user approved for commands the verify profile does not recognize. */
+  readonly approvedArgvHashes?: ReadonlySet<string>;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly timeoutMs?: number;
+  readonly maxOutputBytes?: number;
+  readonly signal?: AbortSignal;
+  /** Live events of the sandboxed run (it started, output totals); see RunObserver. */
+  readonly observer?: RunObserver;
+  readonly home?: string;
+  /** Save the patch and evidence under $CRUSTCORE_HOME/patches/<taskId> (default true). */
+  readonly save?: boolean;
+  /** Dependencies and toolchain for the run (prepared for the patched tree); none without it. */
+  readonly environment?: EnvironmentContext;
+  /** Take the worktree from the warm pool (reset to the base) instead of a fresh checkout. */
+  readonly pool?: boolean;
+  /**
+   * A verify worktree the caller made ready beforehand (while the worker ran). Used only when it
+   * is a verify worktree of this task and repository at the patch's base; verification then owns
+   * it and removes (or releases) it like one of its own.
+   */
+  readonly prepared?: TaskWorktree | null;
+}
+
+export interface BaselineRun {
+  readonly baseCommit: string;
+  readonly run: VerifyRun;
+}
 
 function checkCommand(cap: SandboxExecCap, argv: Argv, approved: ReadonlySet<string> | undefined): VerifyError | null {
   if (cap.profileName !== 'verify') {
@@ -47,6 +127,59 @@ function checkCommand(cap: SandboxExecCap, argv: Argv, approved: ReadonlySet<str
     };
   }
   return null;
+}
+
+function toRun(argv: Argv, result: SandboxedResult): VerifyRun {
+  return {
+    argv,
+    profile: result.profile,
+    backend: result.backend,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    durationMs: result.durationMs,
+    stdoutSha256: result.stdout.sha256,
+    stderrSha256: result.stderr.sha256,
+    stdoutText: result.stdout.text,
+    stderrText: result.stderr.text,
+    testCounts: parseTestCounts(result.stdout.text, result.stderr.text),
+  };
+}
+
+async function runInWorktree(
+  baseCap: SandboxExecCap,
+  worktree: TaskWorktree,
+  request: Pick<
+    VerifyRequest,
+    'argv' | 'env' | 'timeoutMs' | 'maxOutputBytes' | 'signal' | 'observer' | 'environment' | 'home'
+  >,
+): Promise<Result<VerifyError, { run: VerifyRun; result: SandboxedResult; environmentHash: string | null }>> {
+  let cap = baseCap;
+  let env = request.env;
+  let environmentHash: string | null = null;
+  if (request.environment !== undefined) {
+    const home = request.home ?? crustcoreHome();
+    const prepared = await environmentForWorktree(cap, request.environment, worktree.path, home, request.signal);
+    if (prepared._tag === 'Left')
+      return err({ _tag: 'EnvironmentFailed', message: prepared.left.message, output: prepared.left.output });
+    cap = prepared.right.cap;
+    environmentHash = prepared.right.prepared.hash;
+    // The caller's PATH wins; otherwise the environment's (dependency bins, then the user's tools).
+    env = { PATH: prepared.right.path, ...(request.env ?? {}) };
+  }
+  const outcome = await runSandboxed(cap, {
+    argv: request.argv,
+    worktreeRoot: worktree.path,
+    cwd: worktree.path,
+    ...(env === undefined ? {} : { env }),
+    ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
+    ...(request.maxOutputBytes === undefined ? {} : { maxOutputBytes: request.maxOutputBytes }),
+    ...(request.signal === undefined ? {} : { signal: request.signal }),
+    ...(request.observer === undefined ? {} : { observer: request.observer }),
+  });
+  if (outcome._tag === 'Left')
+    return err({ _tag: 'SandboxRefused', message: outcome.left.message, fix: outcome.left.fix });
+  return ok({ run: toRun(request.argv, outcome.right), result: outcome.right, environmentHash });
 }
 
 async function applyPatchFile(
@@ -164,17 +297,11 @@ async function verifyWorktreeFor(request: VerifyRequest, home: string): ReturnTy
   });
 }
 
-/** The patched tree's checks: it reproduces the worker's tree, and the risks its files carry. */
-interface CheckedTree {
-  readonly treeId: string;
-  readonly risks: readonly Risk[];
-}
-
-/** Applies the patch to the worktree and checks the tree it makes, before anything runs there. */
-async function applyAndCheck(
+async function verifyIn(
+  cap: SandboxExecCap,
   worktree: TaskWorktree,
   request: VerifyRequest,
-): Promise<Result<VerifyError, CheckedTree>> {
+): Promise<Result<VerifyError, VerifyOutcome>> {
   const { patch } = request;
   const tree = await applyPatchFile(worktree, patch.bytes, request.home ?? crustcoreHome());
   if (tree._tag === 'Left') return tree;
@@ -200,43 +327,13 @@ async function applyAndCheck(
     commitTree(request.repo, patch.baseCommit),
     directoryTree(worktree.path),
   );
-  return ok({ treeId: tree.right, risks: [...integrity, ...(risky === null ? [] : [risky])] });
-}
-
-/**
- * Applies and checks the patch, then runs the verify argv on it. The run is set up ahead (its
- * sandbox made while the patch is applied) when it can be, and withdrawn on every way out.
- */
-async function verifyIn(
-  cap: SandboxExecCap,
-  worktree: TaskWorktree,
-  request: VerifyRequest,
-): Promise<Result<VerifyError, VerifyOutcome>> {
-  const ahead = await runAhead(cap, worktree, request, request.patch);
-  try {
-    const checked = await applyAndCheck(worktree, request);
-    if (checked._tag === 'Left') return checked;
-    const ran = ahead === null ? await runInWorktree(cap, worktree, request) : await ahead.runNow();
-    if (ran._tag === 'Left') return ran;
-    return ok(outcomeOf(ran.right, worktree, request, checked.right));
-  } finally {
-    await ahead?.withdraw();
-  }
-}
-
-/** A finished run's verdict: a diagnosis, or a VerifiedPatch minted with the checks' risks. */
-function outcomeOf(
-  ran: RanInWorktree,
-  worktree: TaskWorktree,
-  request: VerifyRequest,
-  checked: CheckedTree,
-): VerifyOutcome {
-  const { patch } = request;
-  const { run, result, environmentHash } = ran;
+  const ran = await runInWorktree(cap, worktree, request);
+  if (ran._tag === 'Left') return ran;
+  const { run, result, environmentHash } = ran.right;
   const exitedZero = result.startError === null && !result.timedOut && !result.cancelled && result.exitCode === 0;
   const summaryFailure = exitedZero ? reportedFailures(result.stdout.text, result.stderr.text) : null;
   if (summaryFailure !== null)
-    return { _tag: 'Failed', diagnosis: failedDespiteExitZero(result, worktree, summaryFailure), run };
+    return ok({ _tag: 'Failed', diagnosis: failedDespiteExitZero(result, worktree, summaryFailure), run });
   if (!exitedZero) {
     const diagnosis = diagnoseFailure({
       exitCode: result.exitCode,
@@ -246,10 +343,10 @@ function outcomeOf(
       stderr: result.startError === null ? result.stderr.text : `${result.startError.message}\n${result.stderr.text}`,
       roots: [worktree.path],
     });
-    return { _tag: 'Failed', diagnosis, run };
+    return ok({ _tag: 'Failed', diagnosis, run });
   }
   // The count comparison stays its own entry: it is evidence from the run, not from the files.
-  const risks = mergeRisks([...patch.risks, ...checked.risks]);
+  const risks = mergeRisks([...patch.risks, ...integrity, ...(risky === null ? [] : [risky])]);
   const fewer = countRisk(request.baseline, run.testCounts);
   if (fewer !== null) risks.push(fewer);
   const verified = new VerifiedPatch(verifiedPatchMintKey, patch.bytes, {
@@ -257,7 +354,7 @@ function outcomeOf(
     patchSha256: patch.sha256,
     patchBytes: patch.bytes.length,
     baseCommit: patch.baseCommit,
-    treeId: checked.treeId,
+    treeId: tree.right,
     argv: request.argv,
     profile: result.profile,
     backend: result.backend,
@@ -273,7 +370,7 @@ function outcomeOf(
     risks,
     environmentHash,
   });
-  return { _tag: 'Verified', verified, run };
+  return ok({ _tag: 'Verified', verified, run });
 }
 
 /** Runs the verify argv on the base itself (no patch) so test counts can be compared. Never mints anything. */

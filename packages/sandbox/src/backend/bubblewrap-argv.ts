@@ -29,11 +29,6 @@ export interface BubblewrapPlan {
    * it executes the command. Absent: no filter (tests' controls only).
    */
   readonly seccompFd?: number;
-  /**
-   * Descriptor bwrap blocks on once its namespaces and mounts are made, until one byte arrives
-   * (`--block-fd`): the run is set up ahead of its go (see runner/process-runner.ts StartGate).
-   */
-  readonly blockFd?: number;
 }
 
 /** Full argv: `[bwrap, …options, '--', …command]`. */
@@ -52,7 +47,6 @@ export function bubblewrapArgv(plan: BubblewrapPlan): string[] {
     '--hostname',
     'crustcore-sandbox',
     ...(plan.seccompFd === undefined ? [] : ['--seccomp', String(plan.seccompFd)]),
-    ...(plan.blockFd === undefined ? [] : ['--block-fd', String(plan.blockFd)]),
   ];
   for (const mount of systemMounts()) {
     if (mount.kind === 'symlink') args.push('--symlink', mount.target, mount.path);

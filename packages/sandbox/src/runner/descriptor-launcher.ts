@@ -6,9 +6,8 @@
  * the sandbox (an open directory descriptor is the whole host filesystem).
  *
  * So every child starts as this launcher, which runs INSIDE the child, right
- * before the real program: it puts stderr back on fd 2, moves the
- * descriptors the run hands on (bubblewrap's seccomp program to fd 3, its
- * start gate to fd 4) down into place, closes
+ * before the real program: it puts stderr back on fd 2, moves the one
+ * descriptor the run hands on (bubblewrap's seccomp program) to fd 3, closes
  * every other descriptor from there up with one `close_range` call, and then
  * `exec`s the program. It closes by number range, not by a list of known
  * descriptors, so it holds for any number and any kind (directory, file,
@@ -38,19 +37,17 @@ const SYSCALLS: Readonly<Record<string, { readonly dup3: number; readonly close:
 const CLOSE_RANGE = 436;
 
 /**
- * argv: dup3, close, carried (0, 1 or 2), program path, argv0, args…
+ * argv: dup3, close, carriesInput (0/1), program path, argv0, args…
  * Child descriptors on entry: 0 stdin, 1 stdout, 2 /dev/null, 3 stderr,
- * then the descriptors to hand on from 4 (`carried` of them: bubblewrap's
- * seccomp program, then its start gate), anything inherited. They move down
- * by one, to 3 and 4. A fixed script: nothing in it is built from input.
+ * 4 the input to hand on (only when carriesInput is 1), anything inherited.
+ * A fixed script: nothing in it is built from input.
  */
 export const LAUNCHER_SCRIPT = `$SIG{__WARN__} = sub {};
-my ($dup3, $close, $carried, $program, @argv) = @ARGV;
+my ($dup3, $close, $carries, $program, @argv) = @ARGV;
 sub fail { syswrite(STDERR, "${LAUNCHER_FAILURE_MARKER} $_[0]: $!\\n"); exit ${LAUNCHER_FAILURE_EXIT}; }
-$carried =~ /^[012]$/ or fail('bad count of handed-on descriptors');
 syscall($dup3, 3, 2, 0) == 2 or fail('cannot restore stderr');
-for my $i (0 .. $carried - 1) { syscall($dup3, 4 + $i, 3 + $i, 0) == 3 + $i or fail('cannot place a handed-on descriptor'); }
-my $first = 3 + $carried;
+if ($carries) { syscall($dup3, 4, 3, 0) == 3 or fail('cannot place the handed-on descriptor'); }
+my $first = $carries ? 4 : 3;
 if (syscall(${CLOSE_RANGE}, $first, 0xffffffff, 0) != 0) {
   opendir(my $dir, '/proc/self/fd') or fail('no close_range and no /proc/self/fd');
   my @open = grep { /^[0-9]+$/ && $_ >= $first } readdir($dir);
@@ -64,7 +61,7 @@ fail("cannot execute $program");
 /** The launcher argv, or a reason it cannot run on this architecture. */
 export function launcherArgv(
   perlPath: string,
-  carried: 0 | 1 | 2,
+  carriesInput: boolean,
   programPath: string,
   argv: readonly string[],
 ): { readonly argv: [string, ...string[]] } | { readonly problem: string } {
@@ -80,7 +77,7 @@ export function launcherArgv(
       LAUNCHER_SCRIPT,
       String(numbers.dup3),
       String(numbers.close),
-      String(carried),
+      carriesInput ? '1' : '0',
       programPath,
       ...argv,
     ],

@@ -112,27 +112,6 @@ export interface RunHooks {
    * `--seccomp 3`). The one descriptor above 2 a child ever gets.
    */
   readonly descriptor3Input?: Uint8Array;
-  /** When the program may begin (see StartGate); absent: at once. */
-  readonly startGate?: StartGate;
-}
-
-/**
- * A run started ahead of its work: the child is spawned now, but the program
- * begins only when `open` resolves true. `childBlocksOnDescriptor4`: the
- * child blocks reading descriptor 4 until one byte arrives (bubblewrap's
- * `--block-fd 4`, after its namespaces and mounts are made), so what it sets
- * up overlaps the caller's work. Without it — or when the descriptor-closing
- * launcher must start the child, which keeps nothing above 3 — the spawn
- * itself waits for `open`. The run's timeout and duration count from the go.
- * Resolving false (or rejecting) withdraws the run: the child is killed and
- * the gate is closed only after it exited, because bubblewrap takes end of
- * file on the gate as a go. (Were this process to die while a child waits,
- * the child would read that end of file and start the program — confined as
- * ever, and killed at once with its parent by `--die-with-parent`.)
- */
-export interface StartGate {
-  readonly open: Promise<boolean>;
-  readonly childBlocksOnDescriptor4: boolean;
 }
 
 /** A stream no program wrote: what a run that never started, or failed before exec, reports. */
@@ -210,19 +189,8 @@ interface Launch {
   readonly args: string[];
   readonly argv0: string | undefined;
   readonly carriesInput: boolean;
-  /** A start gate goes to the child as descriptor 4 (it carries the input too, on 3). */
-  readonly carriesGate: boolean;
   readonly direct: boolean;
 }
-
-/** The child's end of a start gate: descriptor 4, which it reads until one byte arrives. */
-interface GateHandle {
-  readonly pipe: Writable;
-  readonly open: Promise<boolean>;
-}
-
-/** The byte that opens a gate; its value means nothing (bubblewrap reads one byte of anything). */
-const GATE_GO = Buffer.of(0x67);
 
 /** Checks the spec and its directory and resolves the program to a path; a start failure otherwise. */
 export function resolveLaunchProgram(spec: ProcessSpec): string | ProcessResult {
@@ -249,9 +217,8 @@ function prepareLaunch(spec: ProcessSpec, hooks: RunHooks): Launch | ProcessResu
   const program = resolveLaunchProgram(spec);
   if (typeof program !== 'string') return program;
   const carriesInput = hooks.descriptor3Input !== undefined;
-  const carriesGate = carriesInput && hooks.startGate?.childBlocksOnDescriptor4 === true;
   if (inheritableDescriptors()?.length === 0) {
-    return { file: program, args: spec.argv.slice(1), argv0: spec.argv[0], carriesInput, carriesGate, direct: true };
+    return { file: program, args: spec.argv.slice(1), argv0: spec.argv[0], carriesInput, direct: true };
   }
   const perl = findHostTool('perl');
   if (perl === null) {
@@ -261,11 +228,10 @@ function prepareLaunch(spec: ProcessSpec, hooks: RunHooks): Launch | ProcessResu
       'perl is needed to close inherited descriptors before a child runs: apt-get install -y perl-base',
     );
   }
-  const carried = carriesGate ? 2 : carriesInput ? 1 : 0;
-  const launch = launcherArgv(perl, carried, program, spec.argv);
+  const launch = launcherArgv(perl, carriesInput, program, spec.argv);
   if ('problem' in launch) return startFailed('SpawnFailed', null, launch.problem);
   const [file, ...args] = launch.argv;
-  return { file, args, argv0: undefined, carriesInput, carriesGate, direct: false };
+  return { file, args, argv0: undefined, carriesInput, direct: false };
 }
 
 /**
@@ -274,10 +240,7 @@ function prepareLaunch(spec: ProcessSpec, hooks: RunHooks): Launch | ProcessResu
  */
 function stdioFor(launch: Launch): ('pipe' | 'ignore')[] {
   const input = launch.carriesInput ? (['pipe'] as const) : [];
-  // Only ever beside the input, so the gate lands on descriptor 4 (the launcher moves 5 down to 4).
-  const gate = launch.carriesGate ? (['pipe'] as const) : [];
-  const handedOn = [...input, ...gate];
-  return launch.direct ? ['pipe', 'pipe', 'pipe', ...handedOn] : ['pipe', 'pipe', 'ignore', 'pipe', ...handedOn];
+  return launch.direct ? ['pipe', 'pipe', 'pipe', ...input] : ['pipe', 'pipe', 'ignore', 'pipe', ...input];
 }
 
 /** A run the launcher refused before the program started (its marker line on stderr, exit 125). */
@@ -307,30 +270,6 @@ function launcherFailure(result: ProcessResult): ProcessResult {
 export function runProcess(spec: ProcessSpec, hooks: RunHooks = {}): Promise<ProcessResult> {
   const launch = prepareLaunch(spec, hooks);
   if (!('file' in launch)) return Promise.resolve(launch);
-  // Nano never sets a run up ahead (see verify-run.ts); the bundler drops the gate's code there.
-  const nano = (globalThis as { CRUSTCORE_NANO?: boolean }).CRUSTCORE_NANO === true;
-  const gate = nano ? undefined : hooks.startGate;
-  if (gate === undefined) return spawnSupervised(spec, hooks, launch, null);
-  if (launch.carriesGate) return spawnSupervised(spec, hooks, launch, gate.open);
-  // No descriptor 4 to block on: the spawn waits, and the launch is worked out again afterwards,
-  // since the descriptors this process holds may have changed meanwhile.
-  const { startGate: _opened, ...ungated } = hooks;
-  return gate.open.then(
-    (go) => (go ? runProcess(spec, ungated) : withdrawnBeforeStart()),
-    () => withdrawnBeforeStart(),
-  );
-}
-
-const withdrawnBeforeStart = (): ProcessResult =>
-  startFailed('SpawnFailed', null, 'not started: the run was withdrawn before it began', true);
-
-/** Spawns the launch and supervises it; `gateOpen`: the child blocks on descriptor 4 until it resolves true. */
-function spawnSupervised(
-  spec: ProcessSpec,
-  hooks: RunHooks,
-  launch: Launch,
-  gateOpen: Promise<boolean> | null,
-): Promise<ProcessResult> {
   const program = spec.argv[0];
   const startedAt = performance.now();
   let child: ReturnType<typeof spawn>;
@@ -356,10 +295,7 @@ function spawnSupervised(
     input.once('finish', () => input.destroy());
     input.end(hooks.descriptor3Input);
   }
-  const stdio: readonly unknown[] = child.stdio;
-  const gatePipe = gateOpen === null ? null : ((stdio[launch.direct ? 4 : 5] ?? null) as Writable | null);
-  const gate = gateOpen === null || gatePipe === null ? null : { pipe: gatePipe, open: gateOpen };
-  const supervised = superviseChild(child, childStderr, spec, hooks, program, startedAt, gate);
+  const supervised = superviseChild(child, childStderr, spec, hooks, program, startedAt);
   // Told only now, when the run's abort and timeout are armed: an observer that aborts as the run
   // starts (a person's stop at that moment) must find the abort handled, not lost.
   if (child.pid !== undefined) spec.observer?.started?.();
@@ -387,96 +323,15 @@ function captureOutput(
   return { stdout, stderr };
 }
 
-/**
- * Stops a run's whole group when its time is up or its signal aborts: SIGTERM, then SIGKILL after
- * a grace. An abort after the process exited cancels nothing.
- */
-class GroupStopper {
-  timedOut = false;
-  cancelled = false;
-  exited = false;
-  #killTimer: NodeJS.Timeout | undefined;
-  #timeoutTimer: NodeJS.Timeout | undefined;
-  readonly #onAbort = (): void => {
-    if (this.exited) return;
-    this.cancelled = true;
-    this.#stop();
-  };
-
-  constructor(
-    private readonly pid: number,
-    private readonly killTree: (pid: number, signal: NodeJS.Signals) => void,
-    private readonly timeoutMs: number,
-    private readonly signal: AbortSignal | undefined,
-  ) {
-    signal?.addEventListener('abort', this.#onAbort, { once: true });
-  }
-
-  /** Starts the run's clock: at the spawn, or for a gated run when its gate opens (its wait is not its time). */
-  armTimeout(): void {
-    if (this.exited || this.#timeoutTimer !== undefined) return;
-    this.#timeoutTimer = setTimeout(() => {
-      this.timedOut = true;
-      this.#stop();
-    }, this.timeoutMs);
-  }
-
-  #stop(): void {
-    if (this.exited || this.#killTimer !== undefined) return;
-    this.killTree(this.pid, 'SIGTERM');
-    this.#killTimer = setTimeout(() => this.killTree(this.pid, 'SIGKILL'), KILL_GRACE_MS);
-  }
-
-  exitedNow(): void {
-    this.exited = true;
-    clearTimeout(this.#timeoutTimer);
-    if (this.#killTimer !== undefined) clearTimeout(this.#killTimer);
-  }
-
-  dispose(): void {
-    this.signal?.removeEventListener('abort', this.#onAbort);
-  }
-}
-
-/** EPIPE when the child does not read its stdin is normal, not a failure; so is a stream error after exit. */
-function ignoreStreamErrors(child: ReturnType<typeof spawn>, childStderr: Readable | null): void {
-  child.stdin?.on('error', () => {});
-  child.stdout?.on('error', () => {});
-  childStderr?.on('error', () => {});
-  child.on('error', () => {});
-}
-
-/** Opens the gate when its promise says go (the run's clock starts then), or withdraws the run. */
-function holdAtGate(
-  gate: GateHandle,
-  exited: () => boolean,
-  on: { readonly go: () => void; readonly withdraw: () => void },
-): void {
-  gate.pipe.on('error', () => {});
-  const decided = (go: boolean): void => {
-    if (exited()) return;
-    if (!go) {
-      on.withdraw();
-      return;
-    }
-    on.go();
-    gate.pipe.once('finish', () => gate.pipe.destroy());
-    gate.pipe.end(GATE_GO);
-  };
-  gate.open.then(decided, () => decided(false));
-}
-
 function superviseChild(
   child: ReturnType<typeof spawn>,
   childStderr: Readable | null,
   spec: ProcessSpec,
   hooks: RunHooks,
   program: string,
-  spawnedAt: number,
-  gate: GateHandle | null,
+  startedAt: number,
 ): Promise<ProcessResult> {
   return new Promise<ProcessResult>((resolve) => {
-    let startedAt = spawnedAt;
     const pid = child.pid;
     if (pid === undefined) {
       child.once('error', (error) => {
@@ -487,32 +342,43 @@ function superviseChild(
     }
     const killTree = hooks.killTree ?? signalProcessGroup;
     const { stdout, stderr } = captureOutput(child, childStderr, spec);
-    ignoreStreamErrors(child, childStderr);
+    // EPIPE when the child does not read its stdin is normal, not a failure.
+    child.stdin?.on('error', () => {});
+    child.stdout?.on('error', () => {});
+    childStderr?.on('error', () => {});
+    child.on('error', () => {});
 
-    const stopper = new GroupStopper(pid, killTree, spec.timeoutMs, spec.signal);
-    if (gate === null) stopper.armTimeout();
+    let timedOut = false;
+    let cancelled = false;
+    let exited = false;
     let exitCode: number | null = null;
     let exitSignal: string | null = null;
+    let killTimer: NodeJS.Timeout | undefined;
     let drainTimer: NodeJS.Timeout | undefined;
 
-    if (gate !== null) {
-      holdAtGate(gate, () => stopper.exited, {
-        go: () => {
-          startedAt = performance.now();
-          stopper.armTimeout();
-        },
-        // Killed first; the gate stays shut until the exit below, so the child never reads its end of file.
-        withdraw: () => killTree(pid, 'SIGKILL'),
-      });
-    }
+    const stop = (): void => {
+      if (exited || killTimer !== undefined) return;
+      killTree(pid, 'SIGTERM');
+      killTimer = setTimeout(() => killTree(pid, 'SIGKILL'), KILL_GRACE_MS);
+    };
+    const timeoutTimer = setTimeout(() => {
+      timedOut = true;
+      stop();
+    }, spec.timeoutMs);
+    const onAbort = (): void => {
+      // An abort after the process already exited cancels nothing.
+      if (exited) return;
+      cancelled = true;
+      stop();
+    };
+    spec.signal?.addEventListener('abort', onAbort, { once: true });
 
     child.once('exit', (code, signal) => {
-      stopper.exitedNow();
-      // The child is gone (a sandbox's inner processes with it: they die with their parent), so
-      // nothing is left to read a shut gate as a go; `close` need not wait for our end.
-      gate?.pipe.destroy();
+      exited = true;
       exitCode = code;
       exitSignal = signal;
+      clearTimeout(timeoutTimer);
+      if (killTimer !== undefined) clearTimeout(killTimer);
       // Leftover members of the group (background jobs) are part of the run:
       // they die with it, and must not keep our pipes open.
       killTree(pid, 'SIGKILL');
@@ -523,21 +389,20 @@ function superviseChild(
     });
     child.once('close', () => {
       if (drainTimer !== undefined) clearTimeout(drainTimer);
-      stopper.dispose();
-      const streams = { stdout: stdout.finish(), stderr: stderr.finish() };
-      const durationMs = performance.now() - startedAt;
+      spec.signal?.removeEventListener('abort', onAbort);
       const result: ProcessResult = {
         exitCode,
         signal: exitSignal,
-        timedOut: stopper.timedOut,
-        cancelled: stopper.cancelled,
-        ...streams,
-        durationMs,
+        timedOut,
+        cancelled,
+        stdout: stdout.finish(),
+        stderr: stderr.finish(),
+        durationMs: performance.now() - startedAt,
         startError: null,
       };
-      // Cleanup trouble must not turn a finished run into a rejection.
-      Promise.resolve(pid)
-        .then(hooks.afterExit)
+      Promise.resolve()
+        .then(() => hooks.afterExit?.(pid))
+        // Cleanup trouble must not turn a finished run into a rejection.
         .catch(() => {})
         .then(() => resolve(result));
     });

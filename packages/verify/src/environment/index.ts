@@ -15,7 +15,6 @@ export {
   type PrepareEnvironmentOptions,
   prepareEnvironment,
 } from './environment.js';
-export { changesEnvironmentInputs } from './environment-inputs.js';
 export { copyExtraFiles, type ExtraFilesReport } from './extra-files.js';
 export { DEFAULT_NPM_REGISTRY, userNpmRegistry } from './npm-registry.js';
 export { PROGRESS_AFTER_MS, type ProgressEvent, type ProgressSink, withProgress } from './progress.js';

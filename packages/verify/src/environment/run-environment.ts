@@ -36,8 +36,6 @@ export async function environmentForWorktree(
   worktreePath: string,
   home: string,
   signal?: AbortSignal,
-  /** false: work the environment out without copying the extra files in yet (a run set up ahead). */
-  copyFiles = true,
 ): Promise<Result<EnvironmentError, RunEnvironment>> {
   const prepared = await prepareEnvironment({
     userRoot: context.userRoot,
@@ -52,7 +50,7 @@ export async function environmentForWorktree(
     ...(signal === undefined ? {} : { signal }),
   });
   if (prepared._tag === 'Left') return prepared;
-  if (copyFiles) copyExtraFiles(context.userRoot, worktreePath, prepared.right.files);
+  copyExtraFiles(context.userRoot, worktreePath, prepared.right.files);
   const minted = mintSandboxExecCap(cap.profileName, {
     backend: cap.backend,
     limits: cap.limits,
