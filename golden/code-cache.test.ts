@@ -1,9 +1,11 @@
 /**
  * The bin starts the CLI bundle from a V8 code cache (src/cli/code-cache.ts):
  * the first command writes the cache next to the bundle, the next ones read
- * it and write nothing; a damaged cache or one of another build is never
- * trusted (V8 refuses it, the command answers the same, the file is written
- * again); CRUSTCORE_CODE_CACHE=0 writes nothing and starts the ES module CLI.
+ * it and write nothing; a damaged cache, or one of another build whose source
+ * length differs, is refused by V8 (the command answers the same, the file is
+ * written again). V8 checks only the source's length, so who may write the
+ * cache's place is the real defence (redteam/code-cache-attacks.test.ts);
+ * CRUSTCORE_CODE_CACHE=0 writes nothing and starts the ES module CLI.
  * Each test runs a copy of dist/ inside packages/crustcore (so the bundle
  * resolves the workspace's packages as the real one does), never the shared
  * dist/ other test files are running.

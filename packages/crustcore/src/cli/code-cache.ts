@@ -14,6 +14,16 @@
  * data made for other source or flags (`cachedDataRejected`), and the file is
  * then written again. Nothing of this runs in a sandbox, and no sandbox can
  * write either place: the worktree and a throwaway HOME are all it may write.
+ *
+ * V8's check is weaker than it looks: its "source hash" is the source's
+ * length, so a cache made from any other script of the same length is
+ * accepted and its code runs instead of the bundle (redteam/code-cache-attacks
+ * .test.ts shows it). Whoever can write the file runs code as the user, so a
+ * cache is read, and written, only where no one else can change it: a real
+ * directory that this user or root owns and no one else may write, below
+ * directories just as safe (root's sticky /tmp aside), holding a regular file
+ * of this user or root that no one else may write. Only absolute places count:
+ * a relative (or empty) HOME would make the cache the repository's.
  */
 import {
   closeSync,
@@ -23,21 +33,36 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
+  realpathSync,
   renameSync,
   rmSync,
+  type Stats,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { homedir } from 'node:os';
+import { userInfo } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { Script } from 'node:vm';
 
-/** Where a cache file for `bundleId` may live, most preferred first. */
+/** The user's home: $HOME when absolute, else the account's (a relative or empty HOME would be the cwd). */
+function absoluteHome(env: NodeJS.ProcessEnv): string | null {
+  if (env.HOME !== undefined && isAbsolute(env.HOME)) return env.HOME;
+  try {
+    const home = userInfo().homedir;
+    return isAbsolute(home) ? home : null;
+  } catch {
+    return null; // No account entry: no user cache.
+  }
+}
+
+/** Where a cache file for `bundleId` may live, most preferred first; absolute places only. */
 export function cacheCandidates(bundlePath: string, env: NodeJS.ProcessEnv): string[] {
   const xdg = env.XDG_CACHE_HOME;
-  const userCache =
-    xdg !== undefined && isAbsolute(xdg) ? join(xdg, 'crustcore') : join(env.HOME ?? homedir(), '.cache', 'crustcore');
-  return [dirname(bundlePath), userCache];
+  if (xdg !== undefined && isAbsolute(xdg)) return [dirname(bundlePath), join(xdg, 'crustcore')];
+  const home = absoluteHome(env);
+  return home === null ? [dirname(bundlePath)] : [dirname(bundlePath), join(home, '.cache', 'crustcore')];
 }
 
 /** The cache file's name: another bundle, Node version or architecture never shares it. */
@@ -49,14 +74,55 @@ const CACHE_FILE = /^crustcore-cli-.+\.v8cache$/;
 /** Far above any real cache (~1.2 MB): a file larger than this is not ours. */
 const MAX_CACHE_BYTES = 64 * 1024 * 1024;
 
-function readFirst(paths: readonly string[]): Buffer | undefined {
-  for (const path of paths) {
+/** This user or root owns it, and no one else may write it. */
+function ownedSafely(stat: Stats, uid: number): boolean {
+  return (stat.uid === uid || stat.uid === 0) && (stat.mode & 0o022) === 0;
+}
+
+/**
+ * The real path of `directory` when no one but this user or root can change what it holds: it and
+ * every directory above it are theirs and written by no one else. Above it, root's sticky
+ * directories (/tmp) pass: no one else may rename or remove what this user owns there.
+ */
+export function trustedDirectory(directory: string): string | null {
+  const uid = process.geteuid?.();
+  if (uid === undefined) return null;
+  try {
+    const real = realpathSync(directory);
+    for (let dir = real; ; dir = dirname(dir)) {
+      const stat = statSync(dir);
+      const stickyOfRoot = dir !== real && stat.uid === 0 && (stat.mode & 0o1000) !== 0;
+      if (!stat.isDirectory() || !(ownedSafely(stat, uid) || stickyOfRoot)) return null;
+      if (dirname(dir) === dir) return real;
+    }
+  } catch {
+    return null;
+  }
+}
+
+/** The whole file behind `fd` when it is a safe cache: regular, ours or root's, sane size, read to the size fstat gave. */
+function readCacheFile(fd: number, uid: number): Buffer | undefined {
+  const stat = fstatSync(fd);
+  if (!stat.isFile() || !ownedSafely(stat, uid) || stat.size === 0 || stat.size > MAX_CACHE_BYTES) return undefined;
+  // Never more than that size: a file that grows as it is read (a /proc file has size 0) must not exhaust memory.
+  const data = Buffer.alloc(stat.size);
+  let got = 0;
+  for (let n = 1; n > 0 && got < data.length; got += n) n = readSync(fd, data, got, data.length - got, got);
+  return got === data.length ? data : undefined;
+}
+
+function readFirst(directories: readonly string[], name: string): Buffer | undefined {
+  const uid = process.geteuid?.();
+  if (uid === undefined) return undefined;
+  for (const directory of directories) {
+    const real = trustedDirectory(directory);
+    if (real === null) continue;
     let fd: number | undefined;
     try {
-      // Non-blocking, then a regular file of sane size only: a FIFO or a device in its place must not hang the CLI.
-      fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-      const stat = fstatSync(fd);
-      if (stat.isFile() && stat.size <= MAX_CACHE_BYTES) return readFileSync(fd);
+      // Not a symlink; non-blocking, so a FIFO or a device in its place cannot hang the CLI.
+      fd = openSync(join(real, name), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+      const data = readCacheFile(fd, uid);
+      if (data !== undefined) return data;
     } catch {
       // Absent or unreadable: the next place, or compile from source.
     } finally {
@@ -73,13 +139,21 @@ function readFirst(paths: readonly string[]): Buffer | undefined {
  */
 export function writeCodeCache(directories: readonly string[], name: string, data: Buffer): void {
   for (const directory of directories) {
-    const temp = join(directory, `.${name}.${process.pid}.tmp`);
     try {
-      mkdirSync(directory, { recursive: true });
+      // A directory it makes is the user's alone (the XDG spec's 0700).
+      mkdirSync(directory, { recursive: true, mode: 0o700 });
+    } catch {
+      continue;
+    }
+    // Written only where it would be read: a cache others could change is never made.
+    const real = trustedDirectory(directory);
+    if (real === null) continue;
+    const temp = join(real, `.${name}.${process.pid}.tmp`);
+    try {
       writeFileSync(temp, data, { flag: 'wx', mode: 0o644 });
-      renameSync(temp, join(directory, name));
-      for (const entry of readdirSync(directory))
-        if (entry !== name && CACHE_FILE.test(entry)) removeQuietly(join(directory, entry));
+      renameSync(temp, join(real, name));
+      for (const entry of readdirSync(real))
+        if (entry !== name && CACHE_FILE.test(entry)) removeQuietly(join(real, entry));
       return;
     } catch {
       removeQuietly(temp);
@@ -130,7 +204,7 @@ export function startWithCodeCache({ from, bundle, bundleId, env, importModule }
     // Resolved like a module (not joined by hand), so a loader hook sees which file the bin starts.
     bundlePath = createRequire(from).resolve(bundle);
     directories = cacheCandidates(bundlePath, env);
-    cached = readFirst(directories.map((directory) => join(directory, name)));
+    cached = readFirst(directories, name);
     script = new Script(`${WRAPPER_HEAD}${readFileSync(bundlePath, 'utf8')}${WRAPPER_TAIL}`, {
       filename: bundlePath,
       ...(cached === undefined ? {} : { cachedData: cached }),
