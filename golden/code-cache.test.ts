@@ -11,7 +11,7 @@
  * dist/ other test files are running.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, cliEnv, makeRepo, REPO_ROOT, type Sandbox } from './cli-harness.js';
@@ -117,14 +117,21 @@ describe('the code cache of the CLI bundle', () => {
     expect(statSync(path).isFile()).toBe(true);
   }, 120_000);
 
-  it("another build's caches are removed when this build's is written, and never read", () => {
+  it("other builds' caches are never read; all but the two newest go when this build's is written", () => {
     const copy = distCopy();
-    const stale = 'crustcore-cli-0000000000000000-v20.0.0-x64.v8cache';
-    writeFileSync(join(copy, stale), 'not a cache');
+    // Three other builds, oldest first (mtimes set, not waited for): two installs may share a cache.
+    const others = ['0000000000000000', '1111111111111111', '2222222222222222'].map(
+      (id) => `crustcore-cli-${id}-v20.0.0-x64.v8cache`,
+    );
+    others.forEach((other, age) => {
+      writeFileSync(join(copy, other), 'not a cache');
+      utimesSync(join(copy, other), 1_000_000 + age, 1_000_000 + age);
+    });
     expect(gc(copy).status).toBe(0);
     const caches = cachesIn(copy);
-    expect(caches).toHaveLength(1);
-    expect(caches).not.toContain(stale);
+    expect(caches).toHaveLength(3);
+    expect(caches).not.toContain(others[0]);
+    expect(caches).toEqual(expect.arrayContaining([others[1], others[2]]));
   }, 120_000);
 
   it('CRUSTCORE_CODE_CACHE=0 starts the ES module CLI and writes no cache anywhere', () => {

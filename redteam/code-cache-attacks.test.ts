@@ -16,6 +16,7 @@ import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
+  lutimesSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -197,6 +198,10 @@ describe('redteam: the CLI code cache', () => {
     mkdirSync(own, { mode: 0o700 });
     symlinkSync(victim, join(own, `.${NAME}.${process.pid}.tmp`));
     symlinkSync(victim, join(own, stale));
+    // The writer keeps the two newest other caches: two newer ones make the planted link the one it removes.
+    lutimesSync(join(own, stale), 1_000_000, 1_000_000);
+    for (const id of ['1111111111111111', '2222222222222222'])
+      writeFileSync(join(own, `crustcore-cli-${id}-v20.0.0-x64.v8cache`), 'another build');
     writeCodeCache([shared, own], NAME, Buffer.from('cache bytes'));
     expect(readFileSync(victim, 'utf8')).toBe('precious');
     expect(() => statSync(join(shared, NAME))).toThrow();

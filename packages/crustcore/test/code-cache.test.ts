@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -44,12 +44,17 @@ describe('writeCodeCache', () => {
     writeFileSync(blocked, 'a file where the directory would be');
     const second = join(root, 'user-cache');
     mkdirSync(second);
-    writeFileSync(join(second, 'crustcore-cli-0000000000000000-v20.0.0-x64.v8cache'), 'old');
+    // Three other builds, oldest first: the two newest stay (two installs may share a user cache).
+    const others = ['0', '1', '2'].map((digit) => `crustcore-cli-${digit.repeat(16)}-v20.0.0-x64.v8cache`);
+    others.forEach((other, age) => {
+      writeFileSync(join(second, other), 'old');
+      utimesSync(join(second, other), 1_000_000 + age, 1_000_000 + age);
+    });
     writeFileSync(join(second, 'notes.txt'), 'not ours');
     const name = cacheFileName('0123456789abcdef');
     writeCodeCache([blocked, second], name, Buffer.from('cache bytes'));
     expect(readFileSync(join(second, name), 'utf8')).toBe('cache bytes');
-    expect(readdirSync(second).sort()).toEqual([name, 'notes.txt']);
+    expect(readdirSync(second).sort()).toEqual([others[1], others[2], name, 'notes.txt'].sort());
   });
 
   it('leaves no temporary file behind when no directory takes it (control: nothing is written)', () => {

@@ -29,6 +29,7 @@ import {
   closeSync,
   constants,
   fstatSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -134,8 +135,8 @@ function readFirst(directories: readonly string[], name: string): Buffer | undef
 
 /**
  * Writes `data` to the first directory that takes it (temp file, then rename: a reader never sees
- * half a file, and two CLIs finishing together each rename a whole one), and removes the caches of
- * other builds there.
+ * half a file, and two CLIs finishing together each rename a whole one), and removes all but the
+ * newest caches of other builds there (removeOlderCaches).
  */
 export function writeCodeCache(directories: readonly string[], name: string, data: Buffer): void {
   for (const directory of directories) {
@@ -152,13 +153,35 @@ export function writeCodeCache(directories: readonly string[], name: string, dat
     try {
       writeFileSync(temp, data, { flag: 'wx', mode: 0o644 });
       renameSync(temp, join(real, name));
-      for (const entry of readdirSync(real))
-        if (entry !== name && CACHE_FILE.test(entry)) removeQuietly(join(real, entry));
+      removeOlderCaches(real, name);
       return;
     } catch {
       removeQuietly(temp);
     }
   }
+}
+
+/**
+ * Other builds' caches beside this one, newest first, beyond OTHER_CACHES_KEPT are removed. A few
+ * stay because two installs may share a user cache (a global one and a project's `npx`): removing
+ * every other one made each start of either rewrite its cache, and compile without one.
+ */
+const OTHER_CACHES_KEPT = 2;
+
+function removeOlderCaches(directory: string, name: string): void {
+  const others: { path: string; mtimeMs: number }[] = [];
+  for (const entry of readdirSync(directory)) {
+    if (entry === name || !CACHE_FILE.test(entry)) continue;
+    const path = join(directory, entry);
+    try {
+      // The entry itself: a symlink planted here is judged (and removed) as a link, never followed.
+      others.push({ path, mtimeMs: lstatSync(path).mtimeMs });
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  others.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const older of others.slice(OTHER_CACHES_KEPT)) removeQuietly(older.path);
 }
 
 /** At exit, nothing may throw: a cache that could not be written only costs the next start its speed. */
