@@ -62,6 +62,12 @@ const PLAIN_LINES: Readonly<Record<string, (f: Fields | undefined) => string>> =
   UserSteered: (f) =>
     `steered by the user (${number(f, 'bytes') ?? '?'} bytes, artifact ${short(text(f, 'textHash'))})`,
   [RECOVERED_KIND]: (f) => `log recovered after a crash: ${number(f, 'truncatedBytes') ?? '?'} torn bytes dropped`,
+  TaskCompacted: () => 'finished: dropped from the live kernel state (its events stay in this log)',
+  'note.backend.result': (f) =>
+    `worker result of attempt ${number(f, 'attempt') ?? '?'} recorded (${text(f, 'backend') ?? '?'}, exit ${number(f, 'exitCode') ?? 'none'}${f?.selfClaimedDone === true ? ', says done' : ''})`,
+  'note.verify.evidence': (f) =>
+    `verification evidence recorded (patch ${short(text(f, 'patchSha256'))}, tree ${short(text(f, 'treeId'))})`,
+  'note.verify.diagnosis': (f) => `failure diagnosis recorded: ${quote(text(f, 'summary') ?? '')}`,
 };
 
 const asFields = (value: Json | undefined): Fields | undefined =>

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   ArtifactStore,
   artifactReferences,
+  type FrameInput,
   type InspectOptions,
   inspectLog,
   outputHandle,
@@ -312,5 +313,39 @@ describe('story', () => {
     expect(text).toContain('approvals: a_1 granted by human');
     expect(text).toContain('SomethingNew #7');
     expect(inspect(path, { taskId: 't_nobody' }).tasks).toEqual([]);
+  });
+
+  it("tells the runtime's notes and a compaction in words, a note's text quoted", async () => {
+    const path = dir();
+    const writer = await openWriter(path, { key });
+    const frame = (seq: number, kind: string, payload: object) => ({
+      kind,
+      actor: 'runtime' as const,
+      visibility: 'internal' as const,
+      timestampMs: 1_733_000_000_000 + seq * 1000,
+      taskId: TASK,
+      payload: payload as FrameInput['payload'],
+    });
+    await mustAppend(writer, frame(1, 'TaskCreated', { kind: 'TaskCreated', seq: 1, taskId: TASK, goal: 'g' }));
+    await mustAppend(
+      writer,
+      frame(2, 'note.backend.result', { backend: 'external-command', attempt: 1, exitCode: 0, selfClaimedDone: true }),
+    );
+    // A diagnosis quotes test output: a control character in it is shown escaped, never sent to the terminal.
+    await mustAppend(writer, frame(3, 'note.verify.diagnosis', { summary: 'expected 5\u001b[2J got 1' }));
+    await mustAppend(
+      writer,
+      frame(4, 'note.verify.evidence', { patchSha256: 'ab'.repeat(32), treeId: 'cd'.repeat(20) }),
+    );
+    await mustAppend(writer, frame(5, 'TaskCompacted', { kind: 'TaskCompacted', seq: 5, taskId: TASK }));
+    await writer.close();
+    const text = renderStory(inspect(path).tasks[0]!).join('\n');
+    expect(text).toContain('worker result of attempt 1 recorded (external-command, exit 0, says done)');
+    expect(text).toContain('failure diagnosis recorded: "expected 5\\u001b[2J got 1"');
+    expect(text).not.toContain('\u001b');
+    expect(text).toContain(`verification evidence recorded (patch ${'ab'.repeat(6)}, tree ${'cd'.repeat(6)})`);
+    expect(text).toContain('finished: dropped from the live kernel state');
+    // None of them falls back to its raw kind and seq (what a kind nobody describes shows).
+    expect(text).not.toMatch(/note\.\w+\.\w+ #\d/);
   });
 });
