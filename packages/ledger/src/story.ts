@@ -66,7 +66,7 @@ const PLAIN_LINES: Readonly<Record<string, (f: Fields | undefined) => string>> =
   'note.backend.result': (f) =>
     `worker result of attempt ${number(f, 'attempt') ?? '?'} recorded (${text(f, 'backend') ?? '?'}, exit ${number(f, 'exitCode') ?? 'none'}${f?.selfClaimedDone === true ? ', says done' : ''})`,
   'note.verify.evidence': (f) =>
-    `verification evidence recorded (patch ${short(text(f, 'patchSha256'))}, tree ${short(text(f, 'treeId'))})`,
+    `verification evidence recorded (patch ${short(text(f, 'patchSha256'))}, git tree ${short(text(f, 'treeId'))})`,
   'note.verify.diagnosis': (f) => `failure diagnosis recorded: ${quote(text(f, 'summary') ?? '')}`,
 };
 

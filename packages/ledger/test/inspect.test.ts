@@ -343,7 +343,7 @@ describe('story', () => {
     expect(text).toContain('worker result of attempt 1 recorded (external-command, exit 0, says done)');
     expect(text).toContain('failure diagnosis recorded: "expected 5\\u001b[2J got 1"');
     expect(text).not.toContain('\u001b');
-    expect(text).toContain(`verification evidence recorded (patch ${'ab'.repeat(6)}, tree ${'cd'.repeat(6)})`);
+    expect(text).toContain(`verification evidence recorded (patch ${'ab'.repeat(6)}, git tree ${'cd'.repeat(6)})`);
     expect(text).toContain('finished: dropped from the live kernel state');
     // None of them falls back to its raw kind and seq (what a kind nobody describes shows).
     expect(text).not.toMatch(/note\.\w+\.\w+ #\d/);
