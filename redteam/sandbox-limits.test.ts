@@ -9,8 +9,6 @@ import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
-  mintSandboxExecCap,
-  runSandboxed,
   runTrustedHostCommand,
   type SandboxBackendKind,
   type SandboxCapOptions,
@@ -19,6 +17,7 @@ import {
   type SandboxRunSpec,
 } from '@crustcore/sandbox';
 import { afterAll, describe, expect, it } from 'vitest';
+import { sandboxedIn } from './sandbox-harness.js';
 
 const worktree = mkdtempSync(join(tmpdir(), 'crustcore-redteam-limits-'));
 afterAll(() => rmSync(worktree, { recursive: true, force: true }));
@@ -28,12 +27,9 @@ async function attack(
   spec: Omit<SandboxRunSpec, 'worktreeRoot' | 'cwd'>,
   options: SandboxCapOptions = {},
 ): Promise<SandboxedResult> {
-  const cap = mintSandboxExecCap(profile, options);
-  if (cap._tag === 'Left') throw new Error(cap.left.message);
-  const result = await runSandboxed(cap.right, { ...spec, worktreeRoot: worktree, cwd: worktree });
-  if (result._tag === 'Left') throw new Error(`refused: ${result.left.reason}: ${result.left.message}`);
-  expect(result.right.backend).toBe(options.backend ?? 'bubblewrap');
-  return result.right;
+  const result = await sandboxedIn(worktree, profile, spec, options);
+  expect(result.backend).toBe(options.backend ?? 'bubblewrap');
+  return result;
 }
 
 /** Host pids whose command line contains `marker` (a zombie counts as gone). */

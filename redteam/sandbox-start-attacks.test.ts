@@ -31,14 +31,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import {
-  mintSandboxExecCap,
-  runSandboxed,
-  runTrustedHostCommand,
-  type SandboxCapOptions,
-  type SandboxedResult,
-  type SandboxRunSpec,
-} from '@crustcore/sandbox';
+import { runTrustedHostCommand, type SandboxCapOptions, type SandboxRunSpec } from '@crustcore/sandbox';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { SpawnBroker } from '../packages/sandbox/src/runner/spawn-broker.js';
 import {
@@ -52,6 +45,7 @@ import {
   shellQuote,
   tagged,
 } from './descriptor-harness.js';
+import { sandboxedIn } from './sandbox-harness.js';
 
 const repoRoot = resolve(import.meta.dirname, '..');
 const worktree = mkdtempSync(join(tmpdir(), 'crustcore-redteam-start-'));
@@ -66,16 +60,8 @@ const MEMORY = '/sys/fs/cgroup/memory';
 const isRoot = process.getuid?.() === 0 && existsSync(`${PIDS}/tasks`);
 const pause = (ms: number) => new Promise((resume) => setTimeout(resume, ms));
 
-async function sandboxed(
-  spec: Omit<SandboxRunSpec, 'worktreeRoot' | 'cwd'>,
-  options: SandboxCapOptions = {},
-): Promise<SandboxedResult> {
-  const cap = mintSandboxExecCap('build', options);
-  if (cap._tag === 'Left') throw new Error(cap.left.message);
-  const result = await runSandboxed(cap.right, { ...spec, worktreeRoot: worktree, cwd: worktree });
-  if (result._tag === 'Left') throw new Error(`refused: ${result.left.reason}: ${result.left.message}`);
-  return result.right;
-}
+const sandboxed = (spec: Omit<SandboxRunSpec, 'worktreeRoot' | 'cwd'>, options: SandboxCapOptions = {}) =>
+  sandboxedIn(worktree, 'build', spec, options);
 
 /** The `<controller>:/path` line of a task's /proc cgroup file. */
 function cgroupOf(procPath: string, controller: 'pids' | 'memory'): string {

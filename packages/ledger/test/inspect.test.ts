@@ -240,18 +240,23 @@ describe('replay (fake kernel)', () => {
 });
 
 describe('story', () => {
+  /** A frame of the task, one second per seq; `payload` as it is. */
+  const storyFrame = (seq: number, kind: string, payload: object): FrameInput => ({
+    kind,
+    actor: 'runtime',
+    visibility: 'internal',
+    timestampMs: 1_733_000_000_000 + seq * 1000,
+    taskId: TASK,
+    payload: payload as FrameInput['payload'],
+  });
+  /** A kernel event's frame: its payload carries the event's own kind, seq, time and task. */
+  const frame = (seq: number, kind: string, fields: object): FrameInput =>
+    storyFrame(seq, kind, { kind, seq, at: 1_733_000_000_000 + seq * 1000, taskId: TASK, ...fields });
+
   it("tells a task's goal, commands, verification, approvals and outcome from the kernel's fields", async () => {
     const path = dir();
     const writer = await openWriter(path, { key });
     const h = (s: string) => sha256Hex(s) as Hash32;
-    const frame = (seq: number, kind: string, fields: object) => ({
-      kind,
-      actor: 'runtime' as const,
-      visibility: 'internal' as const,
-      timestampMs: 1_733_000_000_000 + seq * 1000,
-      taskId: TASK,
-      payload: { kind, seq, at: 1_733_000_000_000 + seq * 1000, taskId: TASK, ...fields },
-    });
     await mustAppend(
       writer,
       frame(1, 'TaskCreated', { goal: 'Fix the parser', profile: 'supervised', approvalMode: 'ask', canAsk: true }),
@@ -318,26 +323,23 @@ describe('story', () => {
   it("tells the runtime's notes and a compaction in words, a note's text quoted", async () => {
     const path = dir();
     const writer = await openWriter(path, { key });
-    const frame = (seq: number, kind: string, payload: object) => ({
-      kind,
-      actor: 'runtime' as const,
-      visibility: 'internal' as const,
-      timestampMs: 1_733_000_000_000 + seq * 1000,
-      taskId: TASK,
-      payload: payload as FrameInput['payload'],
-    });
-    await mustAppend(writer, frame(1, 'TaskCreated', { kind: 'TaskCreated', seq: 1, taskId: TASK, goal: 'g' }));
+    await mustAppend(writer, frame(1, 'TaskCreated', { goal: 'g' }));
     await mustAppend(
       writer,
-      frame(2, 'note.backend.result', { backend: 'external-command', attempt: 1, exitCode: 0, selfClaimedDone: true }),
+      storyFrame(2, 'note.backend.result', {
+        backend: 'external-command',
+        attempt: 1,
+        exitCode: 0,
+        selfClaimedDone: true,
+      }),
     );
     // A diagnosis quotes test output: a control character in it is shown escaped, never sent to the terminal.
-    await mustAppend(writer, frame(3, 'note.verify.diagnosis', { summary: 'expected 5\u001b[2J got 1' }));
+    await mustAppend(writer, storyFrame(3, 'note.verify.diagnosis', { summary: 'expected 5\u001b[2J got 1' }));
     await mustAppend(
       writer,
-      frame(4, 'note.verify.evidence', { patchSha256: 'ab'.repeat(32), treeId: 'cd'.repeat(20) }),
+      storyFrame(4, 'note.verify.evidence', { patchSha256: 'ab'.repeat(32), treeId: 'cd'.repeat(20) }),
     );
-    await mustAppend(writer, frame(5, 'TaskCompacted', { kind: 'TaskCompacted', seq: 5, taskId: TASK }));
+    await mustAppend(writer, frame(5, 'TaskCompacted', {}));
     await writer.close();
     const text = renderStory(inspect(path).tasks[0]!).join('\n');
     expect(text).toContain('worker result of attempt 1 recorded (external-command, exit 0, says done)');
