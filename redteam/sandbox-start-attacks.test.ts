@@ -73,7 +73,7 @@ function cgroupOf(procPath: string, controller: 'pids' | 'memory'): string {
 const ourGroups = (hierarchy: string): string[] =>
   readdirSync(`${hierarchy}/crustcore`).filter((name) => name.startsWith(`${process.pid}-`));
 
-/** A process's live threads (a zombie has left its cgroups already: the double fork's middle one). */
+/** A process's live threads (a zombie has left its cgroups already). */
 const tidsOf = (pid: number): number[] =>
   readdirSync(`/proc/${pid}/task`)
     .map(Number)
@@ -138,19 +138,22 @@ def sleeper(): time.sleep(100000)
 for _ in range(3): threading.Thread(target=sleeper, daemon=True).start()
 if os.fork() == 0:
     threading.Thread(target=sleeper, daemon=True).start()
+    open('child-up', 'w').close()
     sleeper()
-if os.fork() == 0:
+middle = os.fork()
+if middle == 0:
     os.setsid()
     if os.fork() == 0:
         open('daemon-up', 'w').close()
         sleeper()
     os._exit(0)
-while not os.path.exists('daemon-up'): time.sleep(0.01)
+# Every task the test counts exists, and the double fork's middle one is gone (reaped), before 'ready'.
+os.waitpid(middle, 0)
+while not (os.path.exists('daemon-up') and os.path.exists('child-up')): time.sleep(0.01)
 open('ready', 'w').close()
 sleeper()
 `;
-    rmSync(join(worktree, 'ready'), { force: true });
-    rmSync(join(worktree, 'daemon-up'), { force: true });
+    for (const name of ['ready', 'daemon-up', 'child-up']) rmSync(join(worktree, name), { force: true });
     const stop = new AbortController();
     const pending = sandboxed({ argv: ['python3', '-c', program, marker], timeoutMs: 600_000, signal: stop.signal });
     await until(() => existsSync(join(worktree, 'ready')));
