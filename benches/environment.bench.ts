@@ -19,7 +19,8 @@ import { DEFAULT_NPM_REGISTRY, directoryTree, prepareEnvironment, runSetup } fro
 import { ratio, report, runCases } from './harness.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const CLI = join(ROOT, 'packages/crustcore/dist/crustcore.js');
+// The bin users run (it starts the CLI from its V8 code cache; benches/run.bench.ts compares both starts).
+const CLI = join(ROOT, 'packages/crustcore/dist/crustcore.cjs');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'crustcore-bench-env-')));
 const npmCache = join(scratch, 'npm-cache');

@@ -112,9 +112,22 @@ function listTempFiles(root: string): string[] {
   return [...snapshot(root).keys()].filter((path) => /(^|\/)\.crustcore-/.test(path));
 }
 
+/**
+ * Start-up recovery skips a journal with an `.ended` marker, so a marker beside a journal that
+ * is not durably APPLIED or ROLLED_BACK would leave a half-applied tree for good. Checked at
+ * every kill point, before recovery runs and after.
+ */
+function expectMarkersOnlyOnEnded(journalRoot: string): void {
+  for (const marker of readdirSync(journalRoot).filter((name) => name.endsWith('.ended'))) {
+    const state = readJournal(join(journalRoot, marker.slice(0, -'.ended'.length)))?.state;
+    expect([marker, state]).toEqual([marker, expect.stringMatching(/^(APPLIED|ROLLED_BACK)$/)]);
+  }
+}
+
 /** Checks one finished trial and returns which side it landed on; `again` also re-runs recovery. */
 function checkTree(root: string, journalRoot: string, again = true): 'old' | 'new' {
-  const journals = readdirSync(journalRoot).filter((name) => !name.startsWith('.'));
+  expectMarkersOnlyOnEnded(journalRoot);
+  const journals = readdirSync(journalRoot).filter((name) => !name.startsWith('.') && !name.endsWith('.ended'));
   expect(journals.length).toBeLessThanOrEqual(1);
   const state = journals[0] === undefined ? null : (readJournal(join(journalRoot, journals[0]))?.state ?? 'UNREADABLE');
   expect(listTempFiles(root)).toEqual([]);
@@ -212,6 +225,7 @@ describe('apply journal under SIGKILL', () => {
     const work = async (slot: string): Promise<void> => {
       for (let killAt = points.shift(); killAt !== undefined; killAt = points.shift()) {
         const { root, journalRoot } = await crashAt(slot, killAt);
+        expectMarkersOnlyOnEnded(journalRoot);
         const recovered = recoverJournals({ journalRoot });
         expect(recovered._tag).toBe('Right');
         const side = checkTree(root, journalRoot);
@@ -240,6 +254,7 @@ describe('apply journal under SIGKILL', () => {
         const { root, journalRoot } = copyCrashed(template, slot);
         const killed = await runChild({ mode: 'recover', journalRoot, killAt });
         expect(killed.signal).toBe('SIGKILL');
+        expectMarkersOnlyOnEnded(journalRoot);
         const rerun = recoverJournals({ journalRoot });
         expect(rerun._tag).toBe('Right');
         expect(checkTree(root, journalRoot)).toBe('old');
@@ -277,6 +292,7 @@ describe('apply journal under SIGKILL', () => {
             killAt: 1 + Math.floor(random() * 3 * FILES),
           });
         }
+        expectMarkersOnlyOnEnded(paths.journalRoot);
         const recovered = recoverJournals({ journalRoot: paths.journalRoot });
         expect(recovered._tag).toBe('Right');
         // Idempotence is checked on every tenth trial (and at every step in the tests above).

@@ -21,7 +21,8 @@ export const recoverCommand: Command = {
       allowPositionals: false,
     });
     const journalRoot = values.journal ?? journalDir(values.home ?? crustcoreHome(io.env));
-    const result = recoverJournals({ journalRoot });
+    // Every journal, ended ones too: this command lists what it found.
+    const result = recoverJournals({ journalRoot, includeEnded: true });
     if (result._tag === 'Left') {
       const message = `another crustcore process (pid ${result.left.owner.pid}) holds the journal lock; try again when it ends`;
       if (values.json === true)

@@ -17,6 +17,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
+  type Dirent,
   fstatSync,
   lstatSync,
   mkdirSync,
@@ -27,8 +28,9 @@ import {
   readSync,
   renameSync,
   rmSync,
+  writeFileSync,
 } from 'node:fs';
-import { dirname, isAbsolute, join } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { err, ok, type Result } from '@crustcore/kernel';
 import { currentOwner, isOwnerAlive, type ProcessOwner } from '../owner.js';
 import {
@@ -43,6 +45,7 @@ import { isLock, tryLockJournalRoot } from './lock.js';
 import {
   applyTempName,
   decodeJournal,
+  ENDED_SUFFIX,
   encodeJournal,
   type FileMode,
   JOURNAL_FILE,
@@ -377,6 +380,7 @@ function applyLocked(
     record = { ...record, state: 'APPLIED' };
     writeRecord(journalDir, record);
     step('applied');
+    markEnded(journalDir);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     try {
@@ -463,7 +467,20 @@ function rollBack(record: JournalRecord, journalDir: string, note: string, step:
   const detail = conflicts.length > 0 ? `; left alone (changed by someone else): ${conflicts.join(', ')}` : '';
   writeRecord(journalDir, { ...record, state: 'ROLLED_BACK', note: `${note}${detail}`.slice(0, 2000) });
   step('rolled-back');
+  markEnded(journalDir);
   return conflicts;
+}
+
+/**
+ * Writes the journal's ENDED_SUFFIX marker, after its terminal state is durable. Not synced:
+ * a marker lost in a crash only costs the next recovery one read. Best effort for the same reason.
+ */
+function markEnded(journalDir: string): void {
+  try {
+    writeFileSync(join(dirname(journalDir), `${basename(journalDir)}${ENDED_SUFFIX}`), '', { mode: 0o600 });
+  } catch {
+    // The next recovery reads the journal and tries again.
+  }
 }
 
 export interface RecoveredJournal {
@@ -481,6 +498,11 @@ export type RecoveryError = { readonly _tag: 'JournalBusy'; readonly owner: Proc
 export interface RecoveryOptions {
   readonly journalRoot: string;
   readonly onStep?: StepHook;
+  /**
+   * Also read journals marked ended (ENDED_SUFFIX): `crustcore recover` lists every journal;
+   * start-up recovery skips them, so its cost does not grow with every apply ever made.
+   */
+  readonly includeEnded?: boolean;
 }
 
 /**
@@ -489,9 +511,9 @@ export interface RecoveryOptions {
  * again after a kill gives the same tree and the same final states.
  */
 export function recoverJournals(options: RecoveryOptions): Result<RecoveryError, readonly RecoveredJournal[]> {
-  let names: string[];
+  let entries: Dirent[];
   try {
-    names = readdirSync(options.journalRoot);
+    entries = readdirSync(options.journalRoot, { withFileTypes: true });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return ok([]);
     throw error;
@@ -500,15 +522,22 @@ export function recoverJournals(options: RecoveryOptions): Result<RecoveryError,
   if (!isLock(lock)) return err({ _tag: 'JournalBusy', owner: lock });
   try {
     const step = options.onStep ?? noStep;
+    const ended = new Set(entries.filter((e) => e.isFile() && e.name.endsWith(ENDED_SUFFIX)).map((e) => e.name));
     const results: RecoveredJournal[] = [];
-    for (const name of names.sort()) {
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const name = entry.name;
       if (!JOURNAL_ID.test(name)) {
         removeDeadLockTemp(options.journalRoot, name);
         continue;
       }
-      const journalDir = join(options.journalRoot, name);
-      if (!lstatSync(journalDir).isDirectory()) continue;
-      results.push(recoverOne(name, journalDir, step));
+      // The Dirent's type is lstat's: a symlink named like a journal is never followed.
+      if (!entry.isDirectory()) continue;
+      if (options.includeEnded !== true && ended.has(`${name}${ENDED_SUFFIX}`)) continue;
+      const recovered = recoverOne(name, join(options.journalRoot, name), step);
+      // A rollback marks its journal itself; one found ended (before markers, or a crash
+      // between its last write and its marker) is marked here.
+      if (recovered.found === 'APPLIED' || recovered.found === 'ROLLED_BACK') markEnded(recovered.journalDir);
+      results.push(recovered);
     }
     return ok(results);
   } finally {

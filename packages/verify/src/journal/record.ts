@@ -62,3 +62,12 @@ export const applyTempName = (journalId: string, index: number): string => `.cru
 export const rollbackTempName = (journalId: string, index: number): string => `.crustcore-${journalId}-${index}.rb`;
 
 export const JOURNAL_ID = /^[A-Za-z0-9_-]{1,80}$/;
+
+/**
+ * `<journal id>.ended`, an empty file beside the journal's directory: the journal reached
+ * APPLIED or ROLLED_BACK durably before it was made. Start-up recovery reads only journals
+ * without one, so its cost follows the applies a crash interrupted, not every apply ever made.
+ * A missing marker costs one read (recovery finds the terminal state and writes it); a marker
+ * never stands for a journal that was not terminal.
+ */
+export const ENDED_SUFFIX = '.ended';
