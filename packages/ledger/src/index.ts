@@ -18,6 +18,7 @@ export {
   integrityFailure,
   type TornTail,
 } from './chain-check.js';
+export type { CheckedPrefix, ReceiptRef } from './checked-prefix.js';
 export { type ExportOptions, type ExportResult, exportJsonl, frameToJsonl, isPayloadDropped } from './export.js';
 export {
   ACTORS,

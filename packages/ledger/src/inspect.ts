@@ -16,6 +16,7 @@ import { dirname, join } from 'node:path';
 import { isHash32, type Json } from '@crustcore/kernel';
 import { type ArtifactError, ArtifactStore, describeArtifactError } from './artifacts.js';
 import { ChainCheck, type ChainReport, type IntegrityFailure, integrityFailure } from './chain-check.js';
+import type { CheckedPrefix, ReceiptRef } from './checked-prefix.js';
 import { type DecodedFrame, decodePayload } from './frame.js';
 import { readHeadState } from './head.js';
 import { RECEIPT_KIND, SNAPSHOT_KIND } from './kinds.js';
@@ -48,6 +49,14 @@ export interface InspectOptions<E = unknown> {
    * snapshot that verifies; the replay resumes from its state. Undefined: the whole log.
    */
   readonly fromSnapshot?: number;
+  /**
+   * What this process's open of the log proved (`RebuiltKernel.checkedPrefix`): the check starts
+   * right after `resume.after` (its chain anchored on that frame's hash, its receipts and
+   * `kernel.open` payload carried over) and checks from `resume.snapshotSeq` on as
+   * `fromSnapshot` does, so a run's own check does not read the log's history again. The frames
+   * before it are chain-checked by every open, and by a full `inspect`.
+   */
+  readonly resume?: CheckedPrefix;
   readonly sha256?: Sha256;
 }
 
@@ -92,10 +101,7 @@ export function artifactReferences(payload: Json, found: Set<string> = new Set()
   return found;
 }
 
-interface ReceiptRecord {
-  readonly toolCallId: string;
-  readonly taskId: string;
-}
+type ReceiptRecord = ReceiptRef;
 
 /** The per-frame checks on decoded payloads. Collects the first failure only. */
 class PayloadChecks<E> {
@@ -125,6 +131,12 @@ class PayloadChecks<E> {
       options.replay === true && kernel !== undefined ? new Replayer(kernel, { key: options.key }) : undefined;
     this.#witness = kernel !== undefined ? new SnapshotWitness(kernel) : undefined;
     this.stories = new StoryBuilder(options.taskId);
+    const resume = options.resume;
+    if (resume !== undefined) {
+      this.#lastReceiptHash = resume.lastReceiptHash;
+      for (const [hash, receipt] of resume.receipts) this.#receipts.set(hash, receipt);
+      this.#witness?.assumeOpened(resume.opening);
+    }
   }
 
   get artifactsChecked(): number {
@@ -133,7 +145,7 @@ class PayloadChecks<E> {
 
   visit(frame: DecodedFrame): void {
     if (this.failure !== undefined) return;
-    const from = this.#options.fromSnapshot;
+    const from = this.#options.resume?.snapshotSeq ?? this.#options.fromSnapshot;
     if (from !== undefined && frame.seq < from) {
       this.#skim(frame);
       return;
@@ -295,7 +307,8 @@ class PayloadChecks<E> {
 export function inspectLog<E>(options: InspectOptions<E>): InspectReport {
   const sha256 = options.sha256 ?? nodeSha256;
   const headState = readHeadState(options.headPath ?? defaultHeadPath(options.logPath));
-  const chain = new ChainCheck(headState);
+  const resume = options.resume;
+  const chain = new ChainCheck(headState, resume?.after);
   const checks = new PayloadChecks(options, sha256);
   const fd = openSync(options.logPath, 'r');
   let size: number;
@@ -304,7 +317,7 @@ export function inspectLog<E>(options: InspectOptions<E>): InspectReport {
   } finally {
     closeSync(fd);
   }
-  const end = scanFile(options.logPath, 0, sha256, (frame) => {
+  const end = scanFile(options.logPath, resume?.after.offset ?? 0, sha256, (frame) => {
     const accepted = chain.acceptedFrames;
     const more = chain.visit(frame);
     if (chain.acceptedFrames > accepted) checks.visit(frame);
@@ -312,7 +325,7 @@ export function inspectLog<E>(options: InspectOptions<E>): InspectReport {
   });
   const chainReport = chain.finish(end, size, options.key);
   const replay = chainReport.failure === undefined ? checks.finishReplay() : undefined;
-  const from = options.fromSnapshot;
+  const from = resume?.snapshotSeq ?? options.fromSnapshot;
   // A scope whose snapshot is not in the log would check nothing: that is a failure, not a pass.
   const unmet =
     from !== undefined && !checks.resumed && checks.failure === undefined

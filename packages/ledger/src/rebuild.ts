@@ -1,7 +1,7 @@
 /**
- * Opening a ledger rebuilds its kernel. Every frame is read once (the scan
- * checks each frame's hashes; the writer's open has already checked the chain
- * and head). Kernel frames are not replayed as they are read: they are held
+ * Opening a ledger rebuilds its kernel. Every frame is read once and
+ * chain-checked as `inspect` does (its hashes, seqs and link, the head and its
+ * MAC: chain-check.ts); a log that breaks the chain is not opened. Kernel frames are not replayed as they are read: they are held
  * (payload bytes, undecoded) until the next snapshot frame. A snapshot that
  * verifies (snapshot.ts) replaces everything held with the state it carries;
  * one that does not is reported and skipped, and the held frames are replayed
@@ -14,10 +14,14 @@
  * without snapshots (every log written before them) replays as it always did,
  * in bounded memory.
  */
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import type { Json } from '@crustcore/kernel';
-import { type IntegrityFailure, integrityFailure } from './chain-check.js';
+import { ChainCheck, type IntegrityFailure } from './chain-check.js';
+import { type CheckedPrefix, PrefixTracker } from './checked-prefix.js';
 import { type DecodedFrame, decodePayload } from './frame.js';
+import { readHeadState } from './head.js';
 import { ACTIONS_KIND, OPEN_KIND, RECEIPT_KIND, RECOVERED_KIND, SNAPSHOT_KIND } from './kinds.js';
+import { defaultHeadPath } from './log-writer.js';
 import { decodeToolReceipt, GENESIS_RECEIPT_HASH, receiptHash } from './receipt.js';
 import type { ReceiptKey } from './receipt-key.js';
 import { type ReplayableKernel, Replayer, type ReplayKernel, type ReplaySummary } from './replay.js';
@@ -43,10 +47,17 @@ export interface RebuiltKernel<E, K extends ReplayableKernel<E> = ReplayableKern
   readonly untrustedSnapshots: readonly UntrustedSnapshot[];
   /** Seq of the newest frame of any kind, 0 for an empty log. */
   readonly lastSeq: number;
+  /**
+   * What this open proved up to the newest trusted snapshot, for a later check to start there
+   * (InspectOptions.resume); undefined without one.
+   */
+  readonly checkedPrefix: CheckedPrefix | undefined;
 }
 
 export interface RebuildOptions {
   readonly sha256?: Sha256;
+  /** Default: next to the log (log-writer.ts defaultHeadPath). */
+  readonly headPath?: string;
   /** Checks snapshot MACs; without it no snapshot is trusted (the log is replayed from seq 1). */
   readonly key?: ReceiptKey;
 }
@@ -60,6 +71,7 @@ class Rebuild<E, K extends ReplayableKernel<E>> {
   readonly replayer: Replayer<E, K>;
   readonly witness: SnapshotWitness<E, K>;
   readonly untrusted: UntrustedSnapshot[] = [];
+  readonly prefix = new PrefixTracker();
   readonly #kernel: ReplayKernel<E, K>;
   readonly #key: ReceiptKey | undefined;
   #held: DecodedFrame[] = [];
@@ -110,6 +122,8 @@ class Rebuild<E, K extends ReplayableKernel<E>> {
     // Everything held is covered by the verified state: it never needs replaying.
     this.#held = [];
     this.replayer.resume(checked.right.kernel, frame.seq);
+    const opening = this.witness.openingPayload();
+    if (opening !== undefined) this.prefix.trusted(frame.seq, checked.right.coversSeq, opening);
   }
 
   /** Replays what is held, in log order. */
@@ -131,30 +145,39 @@ export function rebuildKernel<E, K extends ReplayableKernel<E>>(
 ): RebuiltKernel<E, K> {
   const sha256 = options.sha256 ?? nodeSha256;
   const rebuild = new Rebuild(kernel, options.key);
+  const chain = new ChainCheck(readHeadState(options.headPath ?? defaultHeadPath(logPath)));
   let lastReceiptHash: string = GENESIS_RECEIPT_HASH;
   const taskIds = new Set<string>();
   let frames = 0;
   let lastSeq = 0;
+  const size = fileSize(logPath);
   const end = scanFile(logPath, 0, sha256, (frame) => {
+    const accepted = chain.acceptedFrames;
+    if (!chain.visit(frame)) return false;
+    // A frame out of place (a gap the rest of the scan classifies) is not replayed.
+    if (chain.acceptedFrames === accepted) return true;
     frames++;
     lastSeq = frame.seq;
+    rebuild.prefix.frame(frame);
     if (frame.kind === RECEIPT_KIND) {
       const payload = payloadOf(frame);
       const receipt = decodeToolReceipt(payload);
-      if (payload !== undefined && receipt._tag === 'Right') lastReceiptHash = receiptHash(receipt.right, sha256);
+      if (payload !== undefined && receipt._tag === 'Right') {
+        lastReceiptHash = receiptHash(receipt.right, sha256);
+        rebuild.prefix.receipt(frame.seq, lastReceiptHash, receipt.right);
+      }
     } else if (frame.kind === 'TaskCreated' && frame.taskId !== undefined) taskIds.add(frame.taskId);
     return rebuild.visit(frame);
   });
   rebuild.flush();
   const finished = rebuild.replayer.finish();
-  // The writer's open checked the head's frame and what follows it; a frame damaged before it
-  // would otherwise end the scan early and leave a kernel rebuilt from part of the log.
-  const damaged =
-    end._tag === 'Corrupt'
-      ? integrityFailure('bad-hash', lastSeq + 1, `${end.problem}: ${end.detail}`, end.offset)
-      : undefined;
+  const chained = chain.finish(end, size, options.key).failure;
+  const failure = [chained, finished.failure].reduce<IntegrityFailure | undefined>(
+    (first, f) => (f !== undefined && (first === undefined || f.seq < first.seq) ? f : first),
+    undefined,
+  );
   return {
-    failure: damaged ?? finished.failure,
+    failure,
     kernel: rebuild.replayer.instance,
     opened: rebuild.replayer.opened,
     summary: finished.summary,
@@ -164,5 +187,15 @@ export function rebuildKernel<E, K extends ReplayableKernel<E>>(
     resumedAtSnapshot: finished.summary.resumedAtSnapshot,
     untrustedSnapshots: rebuild.untrusted,
     lastSeq,
+    checkedPrefix: failure === undefined ? rebuild.prefix.result() : undefined,
   };
+}
+
+function fileSize(path: string): number {
+  const fd = openSync(path, 'r');
+  try {
+    return fstatSync(fd).size;
+  } finally {
+    closeSync(fd);
+  }
 }

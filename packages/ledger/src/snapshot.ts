@@ -101,6 +101,8 @@ export interface UntrustedSnapshot {
 
 export interface CheckedSnapshot<K> {
   readonly kernel: K;
+  /** Seq of the `kernel.actions` frame the snapshot covers. */
+  readonly coversSeq: number;
   readonly state: Json;
   readonly stateHash: string;
   /** False when no key was given: the state was checked, its author was not. */
@@ -171,10 +173,33 @@ export class SnapshotWitness<E, K extends ReplayableKernel<E>> {
     if (recorded._tag === 'Left' || recorded.right.state !== snapshot.stateHash) {
       return no(`its state hash is not the one recorded at seq ${covered.seq}`);
     }
-    return this.#restore(opening, snapshot.state as Json, snapshot.stateHash, key !== undefined);
+    const restored = this.#restore(opening, snapshot.state as Json, snapshot.stateHash, key !== undefined);
+    return restored._tag === 'Left'
+      ? restored
+      : { _tag: 'Right', right: { ...restored.right, coversSeq: covered.seq } };
   }
 
-  #restore(opening: Json, state: Json, stateHash: string, macChecked: boolean): Check<CheckedSnapshot<K>> {
+  /** The `kernel.open` payload the log is under so far (undefined before the first). */
+  openingPayload(): Json | undefined {
+    return this.#opening?.();
+  }
+
+  /**
+   * Starts as if the `kernel.open` frame carrying `payload` had just been observed: a check that
+   * begins after it (checked-prefix.ts) takes it from the open that read it.
+   */
+  assumeOpened(payload: Json): void {
+    this.#opening = () => payload;
+    this.#covered = undefined;
+    this.#answered = true;
+  }
+
+  #restore(
+    opening: Json,
+    state: Json,
+    stateHash: string,
+    macChecked: boolean,
+  ): Check<Omit<CheckedSnapshot<K>, 'coversSeq'>> {
     const restore = this.#kernel.restore;
     if (restore === undefined) return no('this replay kernel cannot restore snapshots');
     const restored = restore(opening, state);

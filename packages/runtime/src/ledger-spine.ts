@@ -28,6 +28,7 @@ import {
 import {
   type AppendAck,
   type ArtifactStore,
+  type CheckedPrefix,
   DEFAULT_SNAPSHOT_EVERY_FRAMES,
   type IntegrityFailure,
   kernelOpening,
@@ -87,6 +88,8 @@ export interface SpineOpenReport {
   /** Frames replayed (kernel events) after the snapshot, or from the start. */
   readonly replayedEvents: number;
   readonly untrustedSnapshots: readonly UntrustedSnapshot[];
+  /** What the open chain-checked up to that snapshot: a later check of this log starts there. */
+  readonly checkedPrefix: CheckedPrefix | undefined;
 }
 
 export interface SubmittedStep {
@@ -170,6 +173,7 @@ export class LedgerSpine {
       resumedAtSnapshot: rebuilt.resumedAtSnapshot,
       replayedEvents: rebuilt.summary.events,
       untrustedSnapshots: rebuilt.untrustedSnapshots,
+      checkedPrefix: rebuilt.checkedPrefix,
     };
     const spine = new LedgerSpine(options, { writer, kernel, recorder, report });
     for (const taskId of rebuilt.taskIds) await spine.compact(taskId as TaskId);

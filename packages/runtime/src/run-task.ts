@@ -274,9 +274,14 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       key: key.right,
       kernel: kernelReplay(),
       replay: true,
-      // What this run appended, not the project's whole history (that is `crustcore inspect`):
-      // from the snapshot the open resumed from, so the check's cost does not grow with the log.
-      ...(spine.openReport.resumedAtSnapshot === undefined ? {} : { fromSnapshot: spine.openReport.resumedAtSnapshot }),
+      // What this run appended, not the project's whole history (that is `crustcore inspect`, and
+      // every open chain-checks it): from the snapshot the open resumed from, starting where the
+      // open's check left off, so the check reads no frame before that snapshot.
+      ...(spine.openReport.checkedPrefix !== undefined
+        ? { resume: spine.openReport.checkedPrefix }
+        : spine.openReport.resumedAtSnapshot === undefined
+          ? {}
+          : { fromSnapshot: spine.openReport.resumedAtSnapshot }),
     });
   } catch {
     inspect = null;

@@ -1,8 +1,9 @@
 /**
- * A run checks what it appended (`inspectLog({ fromSnapshot })`, run-task.ts), not the whole
+ * A run checks what it appended (`inspectLog({ resume })`, run-task.ts), not the whole
  * history: the check must cost the same on the 1st and the 1,000th task of a repository, and
- * still catch whatever it claims to catch. Every frame's bytes stay chain-checked; receipts,
- * artifacts, event headers and the replay start at the snapshot the open resumed from.
+ * still catch whatever it claims to catch. `fromSnapshot` chain-checks every frame and starts
+ * receipts, artifacts, event headers and the replay at the snapshot the open resumed from;
+ * `resume` starts the chain there too, anchored on what the open itself chain-checked.
  *
  * The default snapshot policy (ledger-spine.ts #snapshotDue): at least MIN_SNAPSHOT_EVERY_FRAMES
  * frames apart, at most DEFAULT_SNAPSHOT_EVERY_FRAMES, in between only once the frames since
@@ -12,7 +13,13 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Hash32, makeId, type TaskId } from '@crustcore/kernel';
 import {
+  type CheckedPrefix,
   DEFAULT_SNAPSHOT_EVERY_FRAMES,
+  type DecodedFrame,
+  decodeFrame,
+  decodePayload,
+  encodeFrame,
+  GENESIS_RECEIPT_HASH,
   inspectLog,
   kernelReplay,
   MIN_SNAPSHOT_EVERY_FRAMES,
@@ -86,11 +93,69 @@ function scoped(current: TempLedger, fromSnapshot: number | undefined) {
   });
 }
 
+function resumed(current: TempLedger, resume: CheckedPrefix) {
+  return inspectLog({
+    logPath: current.logPath,
+    artifactsDir: join(current.dir, 'artifacts'),
+    key: current.key,
+    kernel: kernelReplay(),
+    replay: true,
+    resume,
+  });
+}
+
+const framesOf = (logPath: string): DecodedFrame[] => {
+  const frames: DecodedFrame[] = [];
+  scanFile(logPath, 0, nodeSha256, (frame) => {
+    frames.push({ ...frame, bytes: Uint8Array.from(frame.bytes) });
+    return true;
+  });
+  return frames;
+};
+
+/**
+ * Rewrites frame `seq` as a forger without the key would: the payload changed and both of the
+ * frame's own hashes recomputed, linked to the frame before it; the frames after it untouched.
+ */
+function reforge(logPath: string, seq: number, change: (text: string) => string): DecodedFrame {
+  const frame = framesOf(logPath).find((f) => f.seq === seq);
+  if (frame === undefined) throw new Error(`no frame ${seq}`);
+  const payload = decodePayload(frame);
+  if (payload._tag === 'Left') throw new Error(payload.left.reason);
+  const input = {
+    kind: frame.kind,
+    actor: frame.actor,
+    visibility: frame.visibility,
+    redaction: frame.redaction,
+    timestampMs: frame.timestampMs,
+    ...(frame.taskId === undefined ? {} : { taskId: frame.taskId as TaskId }),
+    payload: JSON.parse(change(JSON.stringify(payload.right))),
+  };
+  const encoded = encodeFrame({ seq, prevHash: frame.prevHash, commit: frame.commit }, input, nodeSha256);
+  if (encoded._tag === 'Left') throw new Error(encoded.left.reason);
+  const bytes = readFileSync(logPath);
+  const forged = Buffer.concat([
+    bytes.subarray(0, frame.offset),
+    Buffer.from(encoded.right.bytes),
+    bytes.subarray(frame.offset + frame.length),
+  ]);
+  writeFileSync(logPath, forged);
+  const decoded = decodeFrame(forged, frame.offset, nodeSha256);
+  if (decoded._tag !== 'Frame') throw new Error('the forged frame does not decode');
+  return decoded.frame;
+}
+
 /**
  * A history with several snapshots, then one more "run" opened on it. A fixed, short interval
  * keeps the log small: what is checked depends on where the snapshot is, not on the policy.
  */
-async function historyThenRun(): Promise<{ current: TempLedger; from: number; old: Hash32[]; fresh: Hash32[] }> {
+async function historyThenRun(): Promise<{
+  current: TempLedger;
+  from: number;
+  prefix: CheckedPrefix;
+  old: Hash32[];
+  fresh: Hash32[];
+}> {
   const current = tempLedger();
   ledger = current;
   let spine = await current.open({ snapshotEveryFrames: 30 });
@@ -98,10 +163,11 @@ async function historyThenRun(): Promise<{ current: TempLedger; from: number; ol
   await spine.close();
   spine = await current.open({ snapshotEveryFrames: 30 });
   const from = spine.openReport.resumedAtSnapshot;
+  const prefix = spine.openReport.checkedPrefix;
   const fresh = await runTasks(spine, 100, 1);
   await spine.close();
-  if (from === undefined) throw new Error('the history wrote no snapshot');
-  return { current, from, old, fresh };
+  if (from === undefined || prefix === undefined) throw new Error('the history wrote no snapshot');
+  return { current, from, prefix, old, fresh };
 }
 
 describe("a run's own check of the ledger", () => {
@@ -161,6 +227,112 @@ describe("a run's own check of the ledger", () => {
     // Without the key, the snapshot's MAC cannot be checked: never trusted.
     const keyless = inspectLog({ logPath: current.logPath, kernel: kernelReplay(), replay: true, fromSnapshot: from });
     expect(keyless.ok).toBe(false);
+  }, 120_000);
+});
+
+describe("a run's own check, started where its open left off (resume)", () => {
+  it('reads only the frames from the snapshot on, and finds what the scoped check finds', async () => {
+    const { current, from, prefix } = await historyThenRun();
+    expect(prefix.snapshotSeq).toBe(from);
+    const full = scoped(current, undefined);
+    const scope = scoped(current, from);
+    const mine = resumed(current, prefix);
+    expect(mine.failure).toBeUndefined();
+    expect(mine.ok).toBe(true);
+    // The history is not read again: only the snapshot's covered frame on.
+    expect(mine.chain.frames).toBe(full.chain.frames - prefix.after.seq);
+    expect(mine.chain.frames).toBeLessThan(full.chain.frames / 4);
+    expect(mine.chain.lastHash).toBe(full.chain.lastHash);
+    expect(mine.chain.headChecked).toBe('mac');
+    // The same checks from the snapshot on: receipts (chained to the history's last), events, replay.
+    expect(mine.receiptsChecked).toBe(scope.receiptsChecked);
+    expect(mine.receiptsChecked).toBeGreaterThan(0);
+    expect(mine.kernelEventsChecked).toBe(scope.kernelEventsChecked);
+    expect(mine.replay?.events).toBe(scope.replay?.events);
+    expect(mine.replay?.finalStateHash).toBe(full.replay?.finalStateHash);
+  }, 120_000);
+
+  it("carries the receipt chain: the run's receipt links to the history's last (CONTROL: started from genesis it does not)", async () => {
+    const { current, prefix } = await historyThenRun();
+    expect(prefix.lastReceiptHash).not.toBe(GENESIS_RECEIPT_HASH);
+    const control = resumed(current, { ...prefix, lastReceiptHash: GENESIS_RECEIPT_HASH });
+    expect(control.failure?.reason).toBe('bad-receipt');
+    expect(control.failure?.detail).toMatch(/does not link/);
+    expect(resumed(current, prefix).ok).toBe(true);
+  }, 120_000);
+
+  it("carries the history's receipts: a run's frame may name one (CONTROL: without them it names a receipt the log does not hold)", async () => {
+    const current = tempLedger();
+    ledger = current;
+    let spine = await current.open({ snapshotEveryFrames: 30 });
+    await runTasks(spine, 1, 12);
+    const named = { taskId: makeId('TaskId', 'named'), toolCallId: makeId('ToolCallId', 'c-named') };
+    const older = await spine.recorder.recordReceipt({
+      ...named,
+      toolName: 'shell',
+      args: { argv: ['true'] },
+      result: 'named',
+      modelText: 'named',
+      artifactHashes: [],
+    });
+    await runTasks(spine, 20, 3);
+    await spine.close();
+    spine = await current.open({ snapshotEveryFrames: 30 });
+    const prefix = spine.openReport.checkedPrefix;
+    if (prefix === undefined) throw new Error('no snapshot');
+    expect(prefix.after.seq).toBeGreaterThan(older.receipt.eventSeq);
+    await spine.recorder.appendNote('delivered', named.taskId, {
+      receiptHash: older.receiptHash,
+      toolCallId: named.toolCallId,
+    });
+    await spine.close();
+    expect(resumed(current, prefix).ok).toBe(true);
+    const control = resumed(current, { ...prefix, receipts: new Map() });
+    expect(control.failure?.reason).toBe('bad-receipt');
+    expect(control.failure?.detail).toMatch(/does not hold/);
+  }, 120_000);
+
+  it('catches a changed byte in what the run appended', async () => {
+    const { current, prefix, fresh } = await historyThenRun();
+    const target = framesOf(current.logPath).find((f) => f.seq > prefix.snapshotSeq && f.kind === 'note.output');
+    if (target === undefined) throw new Error("no note of the run's");
+    const bytes = readFileSync(current.logPath);
+    const at = bytes.indexOf(Buffer.from(fresh[0] as string), target.offset);
+    expect(at).toBeGreaterThan(target.offset);
+    bytes[at] = bytes[at] === 0x61 ? 0x62 : 0x61;
+    writeFileSync(current.logPath, bytes);
+    expect(resumed(current, prefix).failure?.reason).toBe('bad-hash');
+  }, 120_000);
+
+  it('catches a frame the run appended re-hashed by a forger: the next frame does not link to it', async () => {
+    const { current, prefix } = await historyThenRun();
+    // A note: no payload rule of its own to break, so only the chain can tell.
+    const victim = framesOf(current.logPath).find((f) => f.seq > prefix.snapshotSeq && f.kind === 'note.output');
+    if (victim === undefined) throw new Error("no note of the run's");
+    reforge(current.logPath, victim.seq, (text) => text.replace('{', '{"forged":true,'));
+    expect(resumed(current, prefix).failure).toMatchObject({ reason: 'broken-link', seq: victim.seq + 1 });
+  }, 120_000);
+
+  it('a frame of the history re-hashed by a forger: the resumed check does not read it, the next open refuses the log', async () => {
+    const { current, prefix, old } = await historyThenRun();
+    const victim = framesOf(current.logPath).find((f) => f.seq < prefix.after.seq && f.kind === 'note.output');
+    if (victim === undefined) throw new Error('no note in the history');
+    // Same length (the run's check starts at a byte offset), and still an artifact the store holds:
+    // no payload rule is broken, only the chain can tell.
+    const forged = reforge(current.logPath, victim.seq, (text) => {
+      const named = old.find((hash) => text.includes(hash)) as string;
+      return text.replace(named, old.find((hash) => hash !== named) as string);
+    });
+    expect(forged.length).toBe(victim.length);
+    // CONTROL: the forged frame alone is sound (its own hashes verify): only the chain gives it away.
+    expect(forged.seq).toBe(victim.seq);
+    expect(Buffer.from(forged.hash).equals(Buffer.from(victim.hash))).toBe(false);
+    // What this run's check covers is intact; the history is the open's to check (and `inspect`'s).
+    expect(resumed(current, prefix).ok).toBe(true);
+    expect(scoped(current, undefined).failure).toMatchObject({ reason: 'broken-link', seq: victim.seq + 1 });
+    await expect(current.open({ snapshotEveryFrames: 30 })).rejects.toThrow(
+      new RegExp(`does not replay \\(broken-link at seq ${victim.seq + 1}`),
+    );
   }, 120_000);
 });
 

@@ -34,7 +34,10 @@ describe('apply journal', () => {
     if (result._tag !== 'Right') return;
     expect(readJournal(result.right.journalDir)?.state).toBe('APPLIED');
     // The journal, and its marker: start-up recovery need not read it again.
-    expect(readdirSync(join(base, 'journal')).sort()).toEqual([result.right.journalId, `${result.right.journalId}.ended`]);
+    expect(readdirSync(join(base, 'journal')).sort()).toEqual([
+      result.right.journalId,
+      `${result.right.journalId}.ended`,
+    ]);
   });
 
   it('aborts the whole batch with zero writes when one target drifted, even same size and same mtime', () => {
@@ -124,7 +127,11 @@ describe('apply journal', () => {
     const text = (s: string) => ({ bytes: new TextEncoder().encode(s), mode: 'regular' as const });
     const ids = ['a1', 'a2', 'a3'];
     for (const id of ids) {
-      const applied = applyChanges([{ path: `${id}.txt`, before: null, after: text(id) }], { root, journalRoot, journalId: id });
+      const applied = applyChanges([{ path: `${id}.txt`, before: null, after: text(id) }], {
+        root,
+        journalRoot,
+        journalId: id,
+      });
       expect(applied._tag).toBe('Right');
     }
     // a2 as a journal written before markers (or whose marker a crash lost); a3's journal made unreadable:
@@ -133,7 +140,11 @@ describe('apply journal', () => {
     writeFileSync(join(journalRoot, 'a3', 'journal.json'), 'not json');
     const first = recoverJournals({ journalRoot });
     expect(first._tag === 'Right' && first.right.map((r) => [r.journalId, r.found])).toEqual([['a2', 'APPLIED']]);
-    expect(readdirSync(journalRoot).filter((n) => n.endsWith('.ended')).sort()).toEqual(['a1.ended', 'a2.ended', 'a3.ended']);
+    expect(
+      readdirSync(journalRoot)
+        .filter((n) => n.endsWith('.ended'))
+        .sort(),
+    ).toEqual(['a1.ended', 'a2.ended', 'a3.ended']);
     const second = recoverJournals({ journalRoot });
     expect(second._tag === 'Right' && second.right).toEqual([]);
     // CONTROL: reading every journal finds the damaged one.
@@ -151,7 +162,9 @@ describe('apply journal', () => {
     const journalRoot = join(base, 'journal');
     writeTree(root, new Map());
     const text = (s: string) => ({ bytes: new TextEncoder().encode(s), mode: 'regular' as const });
-    expect(applyChanges([{ path: 'done.txt', before: null, after: text('x') }], { root, journalRoot, journalId: 'b1' })._tag).toBe('Right');
+    expect(
+      applyChanges([{ path: 'done.txt', before: null, after: text('x') }], { root, journalRoot, journalId: 'b1' })._tag,
+    ).toBe('Right');
     const crashed = applyChanges([{ path: 'half.txt', before: null, after: text('y') }], {
       root,
       journalRoot,
