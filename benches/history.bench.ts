@@ -1,0 +1,138 @@
+/**
+ * What a repository's history costs each `crustcore run`: a project whose ledger and apply
+ * journals hold BENCH_HISTORY past tasks (default 100, made by real `crustcore run`s) against
+ * one that holds 2, in the same run, rounds alternated. Target: ≤ 1.15× at 100 past tasks.
+ *
+ * Then the two parts of a run that used to read the whole history, each against the way it
+ * did so, measured in the same run on the long history:
+ * - the run's closing ledger check resumed where its open left off (`InspectOptions.resume`)
+ *   vs the check scoped from the snapshot (`fromSnapshot`: it chain-checked every frame again);
+ * - start-up journal recovery, which skips journals marked ended, vs reading every journal
+ *   (`includeEnded`, what it did before the markers).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { inspectLog, kernelReplay, openReceiptKey, rebuildKernel } from '@crustcore/ledger';
+import { recoverJournals } from '@crustcore/verify';
+import { ratio, runCases } from './harness.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const CLI = join(ROOT, 'packages/crustcore/dist/crustcore.cjs');
+const HISTORY = Number(process.env.BENCH_HISTORY ?? 100);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'crustcore-bench-history-')));
+const env = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  HOME: scratch,
+  NO_COLOR: '1',
+  GIT_AUTHOR_NAME: 'b',
+  GIT_AUTHOR_EMAIL: 'b@b',
+  GIT_COMMITTER_NAME: 'b',
+  GIT_COMMITTER_EMAIL: 'b@b',
+};
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+
+function project(name: string): string {
+  const dir = join(scratch, name);
+  const files: Record<string, string> = {
+    'package.json': '{ "name": "h", "private": true, "type": "module", "scripts": { "test": "node --test test/" } }\n',
+    'src/math.js': 'export function add(a, b) {\n  return a - b;\n}\n',
+    'test/math.test.js':
+      "import assert from 'node:assert/strict';\nimport { test } from 'node:test';\nimport { add } from '../src/math.js';\ntest('adds', () => assert.equal(add(2, 3), 5));\n",
+  };
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  for (const args of [
+    ['init', '-q'],
+    ['add', '-A'],
+    ['commit', '-q', '-m', 'base'],
+  ])
+    execFileSync('git', args, { cwd: dir, env });
+  return dir;
+}
+
+/** One real task: the worker fixes the bug, the fix is verified and applied; then the tree is reset. */
+function runOnce(dir: string, home: string): number {
+  const t0 = performance.now();
+  const r = spawnSync(
+    process.execPath,
+    [CLI, 'run', '--dir', dir, '--goal', 'fix', '--worker', `sh -c "sed -i 's/a - b/a + b/' src/math.js"`].concat([
+      '--verify',
+      'node --test test/',
+      '--approve',
+      'auto',
+      '--json',
+    ]),
+    { env: { ...env, CRUSTCORE_HOME: home } },
+  );
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`run failed: ${r.stdout}${r.stderr}`);
+  execFileSync('git', ['checkout', '-q', '--', '.'], { cwd: dir, env });
+  return ms;
+}
+
+const shortDir = project('short');
+const longDir = project('long');
+const shortHome = join(scratch, 'home-short');
+const longHome = join(scratch, 'home-long');
+for (let i = 0; i < 2; i++) runOnce(shortDir, shortHome);
+console.log(`making a history of ${HISTORY} tasks…`);
+for (let i = 0; i < HISTORY; i++) runOnce(longDir, longHome);
+
+const short: number[] = [];
+const long: number[] = [];
+for (let i = 0; i < ROUNDS; i++) {
+  short.push(runOnce(shortDir, shortHome));
+  long.push(runOnce(longDir, longHome));
+}
+const s = median(short);
+const l = median(long);
+console.log(
+  `ratio crustcore run, ${HISTORY} past tasks vs 2: ${(l / s).toFixed(2)}× (${Math.round(l)} vs ${Math.round(s)} ms; ` +
+    `+${Math.round(((l - s) * 100) / HISTORY)} ms per 100 past tasks) — target: ≤ 1.15× at 100`,
+);
+
+// The two parts that read the whole history, each against its old way, on the long history.
+const projectDir = join(longHome, 'projects', readdirSync(join(longHome, 'projects'))[0] as string);
+const logPath = join(projectDir, 'events.log');
+const key = openReceiptKey({ CRUSTCORE_HOME: longHome });
+if (key._tag === 'Left') throw new Error('no receipt key');
+const rebuilt = rebuildKernel(logPath, kernelReplay(), { key: key.right });
+const prefix = rebuilt.checkedPrefix;
+if (prefix === undefined) throw new Error('the history has no trusted snapshot');
+const check = (scope: { resume: typeof prefix } | { fromSnapshot: number }) => () => {
+  const report = inspectLog({
+    logPath,
+    artifactsDir: join(projectDir, 'artifacts'),
+    key: key.right,
+    kernel: kernelReplay(),
+    replay: true,
+    ...scope,
+  });
+  if (!report.ok) throw new Error(`check failed: ${report.failure?.reason}`);
+};
+// The tail a run's check reads: from the newest snapshot's covered frame (≤ ~256 frames of the CLI's) on.
+const tail = rebuilt.lastSeq - prefix.after.seq;
+const [resumed, scoped] = await runCases(
+  `a run's closing ledger check (${rebuilt.frames} frames, ${tail} after the open's prefix)`,
+  [
+    { name: 'resumed where the open left off', fn: check({ resume: prefix }) },
+    {
+      name: 'scoped from the snapshot, every frame chain-checked again (before)',
+      fn: check({ fromSnapshot: prefix.snapshotSeq }),
+    },
+  ],
+);
+if (resumed !== undefined && scoped !== undefined) ratio('closing check, resumed vs scoped', resumed, scoped);
+
+const journalRoot = join(longHome, 'journal');
+const [marked, all] = await runCases(`start-up journal recovery (${HISTORY + ROUNDS} journals)`, [
+  { name: 'journals marked ended skipped', fn: () => recoverJournals({ journalRoot }) },
+  { name: 'every journal read (before)', fn: () => recoverJournals({ journalRoot, includeEnded: true }) },
+]);
+if (marked !== undefined && all !== undefined) ratio('journal recovery, marked vs every journal', marked, all);
+rmSync(scratch, { recursive: true, force: true });
