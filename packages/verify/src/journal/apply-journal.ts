@@ -275,7 +275,10 @@ export function applyChanges(changes: readonly FileChange[], options: ApplyOptio
   const lock = tryLockJournalRoot(options.journalRoot);
   if (!isLock(lock)) return err({ _tag: 'JournalBusy', owner: lock });
   try {
-    return applyLocked(changes, options, journalId, step);
+    const applied = applyLocked(changes, options, journalId, step);
+    // After APPLIED is durable (a rollback marks its own journal).
+    if (applied._tag === 'Right') markEnded(applied.right.journalDir);
+    return applied;
   } finally {
     lock.release();
   }
@@ -380,7 +383,6 @@ function applyLocked(
     record = { ...record, state: 'APPLIED' };
     writeRecord(journalDir, record);
     step('applied');
-    markEnded(journalDir);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     try {
