@@ -193,7 +193,7 @@ class PayloadChecks<E> {
     const checked = this.#witness.check(payload, this.#options.key);
     if (checked._tag === 'Left') return bad(`${SNAPSHOT_KIND} is not trustworthy: ${checked.left}`);
     if (!checked.right.macChecked) return bad('no receipt key to check the snapshot MAC');
-    this.#replayer?.resume(checked.right.kernel, frame.seq);
+    this.#replayer?.resume(checked.right.kernel, frame.seq, checked.right.opening);
     this.resumed = true;
     return undefined;
   }

@@ -121,7 +121,7 @@ class Rebuild<E, K extends ReplayableKernel<E>> {
     }
     // Everything held is covered by the verified state: it never needs replaying.
     this.#held = [];
-    this.replayer.resume(checked.right.kernel, frame.seq);
+    this.replayer.resume(checked.right.kernel, frame.seq, checked.right.opening);
     const opening = this.witness.openingPayload();
     if (opening !== undefined) this.prefix.trusted(frame.seq, checked.right.coversSeq, opening);
   }

@@ -119,13 +119,16 @@ export class Replayer<E, K extends ReplayableKernel<E> = ReplayableKernel<E>> {
 
   /**
    * Continues from a snapshot that was checked (SnapshotWitness.check) instead of from the
-   * frames before it, which are then never fed. `snapshotSeq` is the snapshot frame's seq.
+   * frames before it, which are then never fed. `snapshotSeq` is the snapshot frame's seq;
+   * `opening` the `kernel.open` payload it was checked under: the next snapshot is checked
+   * against it too (without it, a second snapshot after a resume was "before the log opened").
    */
-  resume(kernel: K, snapshotSeq: number): undefined {
+  resume(kernel: K, snapshotSeq: number, opening: Json): undefined {
     this.#instance = kernel;
     this.#opened = true;
     this.#pending = undefined;
     this.#resumedAt = snapshotSeq;
+    this.#witness.assumeOpened(opening);
   }
 
   /** A snapshot met during a full replay must equal the replayed state at its place. */

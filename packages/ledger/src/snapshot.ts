@@ -49,6 +49,16 @@ export const MIN_SNAPSHOT_EVERY_FRAMES = 256;
  */
 export const SNAPSHOT_BYTES_FACTOR = 4;
 
+/**
+ * Besides the bounds above, a task's compaction is followed by a snapshot when the state left
+ * is this small (a CLI run's ledger holds no live task once its task ends) and at least
+ * IDLE_SNAPSHOT_MIN_FRAMES frames came since the last one: every run then ends on a snapshot,
+ * so the next open and its closing check replay only that run's frames, not up to
+ * MIN_SNAPSHOT_EVERY_FRAMES. Costs one small frame (≈ 0.4 kB) per run.
+ */
+export const IDLE_SNAPSHOT_MAX_STATE_BYTES = 4_096;
+export const IDLE_SNAPSHOT_MIN_FRAMES = 16;
+
 const Hex64 = t.refinement(t.string, (s) => /^[0-9a-f]{64}$/.test(s), 'hex64');
 const Seq = t.refinement(t.number, (n) => Number.isSafeInteger(n) && n >= 1, 'seq');
 const SnapshotC = t.type({
@@ -103,6 +113,8 @@ export interface CheckedSnapshot<K> {
   readonly kernel: K;
   /** Seq of the `kernel.actions` frame the snapshot covers. */
   readonly coversSeq: number;
+  /** The `kernel.open` payload the state was checked under (a replay resumed here needs it for the next snapshot). */
+  readonly opening: Json;
   readonly state: Json;
   readonly stateHash: string;
   /** False when no key was given: the state was checked, its author was not. */
@@ -176,7 +188,7 @@ export class SnapshotWitness<E, K extends ReplayableKernel<E>> {
     const restored = this.#restore(opening, snapshot.state as Json, snapshot.stateHash, key !== undefined);
     return restored._tag === 'Left'
       ? restored
-      : { _tag: 'Right', right: { ...restored.right, coversSeq: covered.seq } };
+      : { _tag: 'Right', right: { ...restored.right, coversSeq: covered.seq, opening } };
   }
 
   /** The `kernel.open` payload the log is under so far (undefined before the first). */
@@ -199,7 +211,7 @@ export class SnapshotWitness<E, K extends ReplayableKernel<E>> {
     state: Json,
     stateHash: string,
     macChecked: boolean,
-  ): Check<Omit<CheckedSnapshot<K>, 'coversSeq'>> {
+  ): Check<Omit<CheckedSnapshot<K>, 'coversSeq' | 'opening'>> {
     const restore = this.#kernel.restore;
     if (restore === undefined) return no('this replay kernel cannot restore snapshots');
     const restored = restore(opening, state);

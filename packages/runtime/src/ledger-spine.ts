@@ -30,6 +30,8 @@ import {
   type ArtifactStore,
   type CheckedPrefix,
   DEFAULT_SNAPSHOT_EVERY_FRAMES,
+  IDLE_SNAPSHOT_MAX_STATE_BYTES,
+  IDLE_SNAPSHOT_MIN_FRAMES,
   type IntegrityFailure,
   kernelOpening,
   kernelReplay,
@@ -106,6 +108,8 @@ export class LedgerSpine {
   readonly #key: ReceiptKey;
   readonly #snapshotEvery: number;
   readonly #snapshotMin: number;
+  /** Whether compactions may snapshot a small state (the default policy; a fixed interval does not). */
+  readonly #idleSnapshots: boolean;
   /** Seq of the newest trusted snapshot (or of the actions frame a skipped one would have covered). */
   #snapshotAt: number;
   #chain: Promise<unknown> = Promise.resolve();
@@ -123,6 +127,7 @@ export class LedgerSpine {
     this.#key = options.key;
     this.#snapshotEvery = options.snapshotEveryFrames ?? DEFAULT_SNAPSHOT_EVERY_FRAMES;
     this.#snapshotMin = options.snapshotEveryFrames ?? MIN_SNAPSHOT_EVERY_FRAMES;
+    this.#idleSnapshots = options.snapshotEveryFrames === undefined;
     this.#snapshotAt = parts.report.resumedAtSnapshot ?? 0;
   }
 
@@ -196,7 +201,7 @@ export class LedgerSpine {
       const event = await this.recorder.appendEvent(pending);
       const actions = this.#kernel.step(event);
       const answer = await this.recorder.appendAnswer(event.seq, actions, this.#kernel.stateHash());
-      if (this.#snapshotDue(answer)) {
+      if (this.#snapshotDue(answer) || (pending.kind === 'TaskCompacted' && this.#idleSnapshotDue(answer))) {
         // Taken right after the actions frame, before any other kernel event: the state it covers.
         await this.recorder.appendSnapshot(this.#key, answer, this.#kernel);
         this.#snapshotAt = answer.seq;
@@ -215,6 +220,12 @@ export class LedgerSpine {
     // The log's mean frame size stands in for the bytes since the last snapshot.
     const bytesSince = frames * (answer.offset / Math.max(1, answer.seq));
     return bytesSince >= SNAPSHOT_BYTES_FACTOR * canonicalJson(this.#kernel.snapshot()).length;
+  }
+
+  /** After a compaction: a small state is snapshotted (see IDLE_SNAPSHOT_MAX_STATE_BYTES). */
+  #idleSnapshotDue(answer: AppendAck): boolean {
+    if (!this.#idleSnapshots || answer.seq - this.#snapshotAt < IDLE_SNAPSHOT_MIN_FRAMES) return false;
+    return canonicalJson(this.#kernel.snapshot()).length <= IDLE_SNAPSHOT_MAX_STATE_BYTES;
   }
 
   /** Drops a finished task from the kernel state; a task still running is left alone. */

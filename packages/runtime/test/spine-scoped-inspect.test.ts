@@ -20,6 +20,7 @@ import {
   decodePayload,
   encodeFrame,
   GENESIS_RECEIPT_HASH,
+  IDLE_SNAPSHOT_MIN_FRAMES,
   inspectLog,
   kernelReplay,
   MIN_SNAPSHOT_EVERY_FRAMES,
@@ -252,6 +253,25 @@ describe("a run's own check, started where its open left off (resume)", () => {
     expect(mine.replay?.finalStateHash).toBe(full.replay?.finalStateHash);
   }, 120_000);
 
+  it('passes when the run itself writes snapshots: each is checked against the kernel.open the resumed replay carries', async () => {
+    const current = tempLedger();
+    ledger = current;
+    let spine = await current.open({ snapshotEveryFrames: 30 });
+    await runTasks(spine, 1, 6);
+    await spine.close();
+    spine = await current.open({ snapshotEveryFrames: 10 });
+    const from = spine.openReport.resumedAtSnapshot;
+    const prefix = spine.openReport.checkedPrefix;
+    await runTasks(spine, 100, 2);
+    await spine.close();
+    if (from === undefined || prefix === undefined) throw new Error('no snapshot');
+    // The run's frames hold snapshots of their own (a replay resumed at `from` meets them).
+    expect(snapshotSeqs(current.logPath).filter((seq) => seq > from).length).toBeGreaterThanOrEqual(2);
+    expect(scoped(current, from).failure).toBeUndefined();
+    expect(resumed(current, prefix).failure).toBeUndefined();
+    expect(scoped(current, undefined).failure).toBeUndefined();
+  }, 120_000);
+
   it("carries the receipt chain: the run's receipt links to the history's last (CONTROL: started from genesis it does not)", async () => {
     const { current, prefix } = await historyThenRun();
     expect(prefix.lastReceiptHash).not.toBe(GENESIS_RECEIPT_HASH);
@@ -337,11 +357,36 @@ describe("a run's own check, started where its open left off (resume)", () => {
 });
 
 describe('the default snapshot policy', () => {
+  it('snapshots right after a compaction that leaves a small state: every CLI run ends on one', async () => {
+    const current = tempLedger();
+    ledger = current;
+    let spine = await current.open();
+    await runTasks(spine, 1, 5);
+    await spine.close();
+    const seqs = snapshotSeqs(current.logPath);
+    // One per task (about 20 frames each, past IDLE_SNAPSHOT_MIN_FRAMES), each after its compaction.
+    expect(seqs.length).toBe(5);
+    const frames = framesOf(current.logPath);
+    for (const seq of seqs) {
+      const event = frames.find((f) => f.seq === seq - 2);
+      expect(event?.kind).toBe('TaskCompacted');
+      expect(seq - (seqs[seqs.indexOf(seq) - 1] ?? 0)).toBeGreaterThanOrEqual(IDLE_SNAPSHOT_MIN_FRAMES);
+    }
+    // The next open resumes from the last run's end: it replays nothing of the history.
+    spine = await current.open();
+    expect(spine.openReport.resumedAtSnapshot).toBe(seqs.at(-1));
+    expect(spine.openReport.replayedEvents).toBe(0);
+    await spine.close();
+  }, 120_000);
+
   it('snapshots a small state at the lower bound, so a run never replays more than that', async () => {
     const current = tempLedger();
     ledger = current;
     const spine = await current.open();
-    // About 20 frames a task: past the lower bound twice.
+    // Live tasks that never finish keep the state over IDLE_SNAPSHOT_MAX_STATE_BYTES, so
+    // compactions write no snapshot and the lower bound decides.
+    const live = Array.from({ length: 10 }, (_, k) => new TaskScript(2000 + k, 'apply'));
+    await submitBatch(spine, live);
     await runTasks(spine, 1, 30);
     await spine.close();
     const seqs = snapshotSeqs(current.logPath);

@@ -48,7 +48,7 @@ function resumeFromSnapshot(logPath: string, key: ReceiptKey, index: number): Re
       if (seen++ !== index) return true;
       const checked = witness.check(payload.right, key);
       if (checked._tag === 'Left') throw new Error(`snapshot ${index} not trusted: ${checked.left}`);
-      replayer.resume(checked.right.kernel, frame.seq);
+      replayer.resume(checked.right.kernel, frame.seq, checked.right.opening);
       resumed = true;
       return true;
     }
