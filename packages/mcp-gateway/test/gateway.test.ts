@@ -34,6 +34,34 @@ const track = <T extends { gateway: McpGateway }>(made: T): T => {
   return made;
 };
 
+describe('closing', () => {
+  it('stops every server even when another one failed to start (its start threw)', async () => {
+    const worktree = makeWorktree();
+    const fx = await approveAll(stdioRecord('fx', [FIXTURE_SERVER]), worktree);
+    // Its credential lookup throws (a vault that broke), so its start rejects rather than answering.
+    const broken = stdioRecord('broken', [FIXTURE_SERVER], { auth: { handle: 'secret://GONE', target: 'GONE_TOKEN' } });
+    const secrets = {
+      get: async (): Promise<never> => {
+        throw new Error('the vault broke');
+      },
+    };
+    const { gateway } = makeGateway([broken, fx], worktree, { secrets });
+    // The broken start first: closing meets it before the running server.
+    await expect(gateway.session('broken')).rejects.toThrow('the vault broke');
+    const started = await gateway.session('fx');
+    if (typeof started === 'string') throw new Error(started);
+    expect(started.closed).toBe(false);
+    await gateway.close();
+    expect(started.closed).toBe(true);
+    // CONTROL: the same server, in a gateway that never met a failed start, is stopped the same way.
+    const control = makeGateway([fx], worktree).gateway;
+    const alone = await control.session('fx');
+    if (typeof alone === 'string') throw new Error(alone);
+    await control.close();
+    expect(alone.closed).toBe(true);
+  });
+});
+
 describe('zero cost until asked', () => {
   it('the model starts with two meta-tools; search starts nothing; describe starts one server', async () => {
     const worktree = makeWorktree({ 'notes.txt': 'alpha\n' });

@@ -183,14 +183,22 @@ export class McpGateway implements ExtraTools, GatewayCore {
     return undefined;
   }
 
+  /**
+   * Stops every server, each on its own: a start that failed (its caller was told) or a close that
+   * throws must not leave the others running. Throws the first close failure, after all were tried.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
     this.#started.clear();
-    for (const pending of sessions) {
-      const session = await pending;
-      if (typeof session !== 'string') await session.close();
-    }
+    const closed = await Promise.allSettled(
+      sessions.map(async (pending) => {
+        const session = await pending.catch(() => 'did not start');
+        if (typeof session !== 'string') await session.close();
+      }),
+    );
+    const failed = closed.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
   }
 }
