@@ -1,8 +1,9 @@
 /**
  * Opening a ledger rebuilds its kernel. Every frame is read once and
  * chain-checked as `inspect` does (its hashes, seqs and link, the head and its
- * MAC: chain-check.ts); a log that breaks the chain is not opened. Kernel frames are not replayed as they are read: they are held
- * (payload bytes, undecoded) until the next snapshot frame. A snapshot that
+ * MAC: chain-check.ts); a log that breaks the chain is not opened. Kernel
+ * frames are not replayed as they are read: they are held (payload bytes,
+ * undecoded) until the next snapshot frame. A snapshot that
  * verifies (snapshot.ts) replaces everything held with the state it carries;
  * one that does not is reported and skipped, and the held frames are replayed
  * as if it were not there. What is held at the end is replayed, each recorded
@@ -122,8 +123,7 @@ class Rebuild<E, K extends ReplayableKernel<E>> {
     // Everything held is covered by the verified state: it never needs replaying.
     this.#held = [];
     this.replayer.resume(checked.right.kernel, frame.seq, checked.right.opening);
-    const opening = this.witness.openingPayload();
-    if (opening !== undefined) this.prefix.trusted(frame.seq, checked.right.coversSeq, opening);
+    this.prefix.trusted(frame.seq, checked.right.coversSeq, checked.right.opening);
   }
 
   /** Replays what is held, in log order. */

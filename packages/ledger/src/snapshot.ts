@@ -191,11 +191,6 @@ export class SnapshotWitness<E, K extends ReplayableKernel<E>> {
       : { _tag: 'Right', right: { ...restored.right, coversSeq: covered.seq, opening } };
   }
 
-  /** The `kernel.open` payload the log is under so far (undefined before the first). */
-  openingPayload(): Json | undefined {
-    return this.#opening?.();
-  }
-
   /**
    * Starts as if the `kernel.open` frame carrying `payload` had just been observed: a check that
    * begins after it (checked-prefix.ts) takes it from the open that read it.
