@@ -102,7 +102,13 @@ export {
   type RecoveryReport,
   type SyncMode,
 } from './log-writer.js';
-export { MAX_HELD_FRAMES, type RebuildOptions, type RebuiltKernel, rebuildKernel } from './rebuild.js';
+export {
+  MAX_HELD_FRAMES,
+  type RebuildOptions,
+  type RebuiltKernel,
+  rebuildKernel,
+  rebuildKernelYielding,
+} from './rebuild.js';
 export {
   decodeToolReceipt,
   GENESIS_RECEIPT_HASH,
@@ -134,7 +140,7 @@ export {
   type ReplayKernel,
   type ReplaySummary,
 } from './replay.js';
-export { type FrameVisitor, type ScanEnd, scanBytes, scanFile } from './scan.js';
+export { type FrameVisitor, type ScanEnd, scanBytes, scanFile, scanFileYielding } from './scan.js';
 export { nobleSha256, nodeSha256, type Sha256, toHex } from './sha256.js';
 export {
   type CheckedSnapshot,

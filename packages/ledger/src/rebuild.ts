@@ -26,7 +26,7 @@ import { defaultHeadPath } from './log-writer.js';
 import { decodeToolReceipt, GENESIS_RECEIPT_HASH, receiptHash } from './receipt.js';
 import type { ReceiptKey } from './receipt-key.js';
 import { type ReplayableKernel, Replayer, type ReplayKernel, type ReplaySummary } from './replay.js';
-import { scanFile } from './scan.js';
+import { type ScanEnd, scanFile, scanFileYielding } from './scan.js';
 import { nodeSha256, type Sha256 } from './sha256.js';
 import { SnapshotWitness, type UntrustedSnapshot } from './snapshot.js';
 
@@ -143,6 +143,30 @@ export function rebuildKernel<E, K extends ReplayableKernel<E>>(
   kernel: ReplayKernel<E, K>,
   options: RebuildOptions = {},
 ): RebuiltKernel<E, K> {
+  const run = rebuildRun(logPath, kernel, options);
+  return run.finish(scanFile(logPath, 0, run.sha256, run.visit));
+}
+
+/**
+ * rebuildKernel, giving the event loop a turn now and then (scanFileYielding): what the process
+ * started beside the open (git calls that warm the task's worktree) goes on while a long log is
+ * read. The same frames, checks and result.
+ */
+export async function rebuildKernelYielding<E, K extends ReplayableKernel<E>>(
+  logPath: string,
+  kernel: ReplayKernel<E, K>,
+  options: RebuildOptions = {},
+): Promise<RebuiltKernel<E, K>> {
+  const run = rebuildRun(logPath, kernel, options);
+  return run.finish(await scanFileYielding(logPath, 0, run.sha256, run.visit));
+}
+
+/** One rebuild: the visitor a scan feeds, and what it ends with. */
+function rebuildRun<E, K extends ReplayableKernel<E>>(
+  logPath: string,
+  kernel: ReplayKernel<E, K>,
+  options: RebuildOptions,
+): { sha256: Sha256; visit: (frame: DecodedFrame) => boolean; finish: (end: ScanEnd) => RebuiltKernel<E, K> } {
   const sha256 = options.sha256 ?? nodeSha256;
   const rebuild = new Rebuild(kernel, options.key);
   const chain = new ChainCheck(readHeadState(options.headPath ?? defaultHeadPath(logPath)));
@@ -151,7 +175,7 @@ export function rebuildKernel<E, K extends ReplayableKernel<E>>(
   let frames = 0;
   let lastSeq = 0;
   const size = fileSize(logPath);
-  const end = scanFile(logPath, 0, sha256, (frame) => {
+  const visit = (frame: DecodedFrame): boolean => {
     const accepted = chain.acceptedFrames;
     if (!chain.visit(frame)) return false;
     // A frame out of place (a gap the rest of the scan classifies) is not replayed.
@@ -168,27 +192,30 @@ export function rebuildKernel<E, K extends ReplayableKernel<E>>(
       }
     } else if (frame.kind === 'TaskCreated' && frame.taskId !== undefined) taskIds.add(frame.taskId);
     return rebuild.visit(frame);
-  });
-  rebuild.flush();
-  const finished = rebuild.replayer.finish();
-  const chained = chain.finish(end, size, options.key).failure;
-  const failure = [chained, finished.failure].reduce<IntegrityFailure | undefined>(
-    (first, f) => (f !== undefined && (first === undefined || f.seq < first.seq) ? f : first),
-    undefined,
-  );
-  return {
-    failure,
-    kernel: rebuild.replayer.instance,
-    opened: rebuild.replayer.opened,
-    summary: finished.summary,
-    lastReceiptHash,
-    taskIds: [...taskIds],
-    frames,
-    resumedAtSnapshot: finished.summary.resumedAtSnapshot,
-    untrustedSnapshots: rebuild.untrusted,
-    lastSeq,
-    checkedPrefix: failure === undefined ? rebuild.prefix.result() : undefined,
   };
+  const finish = (end: ScanEnd): RebuiltKernel<E, K> => {
+    rebuild.flush();
+    const finished = rebuild.replayer.finish();
+    const chained = chain.finish(end, size, options.key).failure;
+    const failure = [chained, finished.failure].reduce<IntegrityFailure | undefined>(
+      (first, f) => (f !== undefined && (first === undefined || f.seq < first.seq) ? f : first),
+      undefined,
+    );
+    return {
+      failure,
+      kernel: rebuild.replayer.instance,
+      opened: rebuild.replayer.opened,
+      summary: finished.summary,
+      lastReceiptHash,
+      taskIds: [...taskIds],
+      frames,
+      resumedAtSnapshot: finished.summary.resumedAtSnapshot,
+      untrustedSnapshots: rebuild.untrusted,
+      lastSeq,
+      checkedPrefix: failure === undefined ? rebuild.prefix.result() : undefined,
+    };
+  };
+  return { sha256, visit, finish };
 }
 
 function fileSize(path: string): number {

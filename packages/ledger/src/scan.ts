@@ -59,17 +59,16 @@ export function scanBytes(bytes: Uint8Array, startOffset: number, sha256: Sha256
 export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
 
 /**
- * Scans a log file from `startOffset` without loading it whole: a chunk at a
- * time, growing the window only as far as one frame needs (at most
- * MAX_FRAME_BYTES).
+ * The frames of a log file from `startOffset`, in order, without loading it whole: a chunk at
+ * a time, growing the window only as far as one frame needs (at most MAX_FRAME_BYTES). Returns
+ * how the file ended (End, Incomplete or Corrupt); a consumer that stops early calls `return`.
  */
-export function scanFile(
+function* fileFrames(
   path: string,
   startOffset: number,
   sha256: Sha256,
-  visit: FrameVisitor,
-  chunkBytes: number = DEFAULT_CHUNK_BYTES,
-): ScanEnd {
+  chunkBytes: number,
+): Generator<DecodedFrame, ScanEnd, undefined> {
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
@@ -77,7 +76,6 @@ export function scanFile(
     let window: Uint8Array = new Uint8Array(0);
     let fileAt = startOffset;
     for (;;) {
-      // Refill: keep the undecoded rest of the window, append the next chunk.
       const want = Math.min(size - fileAt, Math.max(chunkBytes, Math.min(MAX_FRAME_BYTES, 2 * window.length)));
       if (want > 0) {
         const next = new Uint8Array(window.length + want);
@@ -88,33 +86,75 @@ export function scanFile(
       }
       const atEof = fileAt >= size;
       let local = 0;
-      let stop: ScanEnd | undefined;
       while (local < window.length) {
         const decoded = decodeFrame(window, local, sha256, windowStart);
         if (decoded._tag === 'Frame') {
           local = decoded.end;
-          if (!visit(decoded.frame)) {
-            stop = { _tag: 'Stopped', offset: windowStart + local };
-            break;
-          }
+          yield decoded.frame;
           continue;
         }
         if (decoded._tag === 'Incomplete' && !atEof) break; // need more bytes
         const offset = windowStart + local;
         const zeroFilled = allZero(window.subarray(local)) && restIsZero(fd, fileAt, size);
-        stop =
-          decoded._tag === 'Incomplete'
-            ? { _tag: 'Incomplete', offset, availableBytes: window.length - local, zeroFilled }
-            : { _tag: 'Corrupt', offset, problem: decoded.problem, detail: decoded.detail, zeroFilled };
-        break;
+        return decoded._tag === 'Incomplete'
+          ? { _tag: 'Incomplete', offset, availableBytes: window.length - local, zeroFilled }
+          : { _tag: 'Corrupt', offset, problem: decoded.problem, detail: decoded.detail, zeroFilled };
       }
-      if (stop !== undefined) return stop;
       window = window.subarray(local);
       windowStart += local;
       if (atEof && window.length === 0) return { _tag: 'End', offset: windowStart };
     }
   } finally {
     closeSync(fd);
+  }
+}
+
+const stoppedAfter = (frame: DecodedFrame): ScanEnd => ({ _tag: 'Stopped', offset: frame.offset + frame.length });
+
+/** Scans a log file from `startOffset` (fileFrames), handing each frame to `visit`. */
+export function scanFile(
+  path: string,
+  startOffset: number,
+  sha256: Sha256,
+  visit: FrameVisitor,
+  chunkBytes: number = DEFAULT_CHUNK_BYTES,
+): ScanEnd {
+  const frames = fileFrames(path, startOffset, sha256, chunkBytes);
+  try {
+    for (let step = frames.next(); ; step = frames.next()) {
+      if (step.done === true) return step.value;
+      if (!visit(step.value)) return stoppedAfter(step.value);
+    }
+  } finally {
+    frames.return({ _tag: 'End', offset: 0 });
+  }
+}
+
+/**
+ * scanFile that gives the event loop a turn every `sliceMs` of scanning: a long log's scan (a
+ * ledger open) then runs beside the process's children (git) instead of holding up every
+ * reply they send. Frames reach `visit` in the same order; only the pauses differ.
+ */
+export async function scanFileYielding(
+  path: string,
+  startOffset: number,
+  sha256: Sha256,
+  visit: FrameVisitor,
+  sliceMs = 2,
+): Promise<ScanEnd> {
+  const frames = fileFrames(path, startOffset, sha256, DEFAULT_CHUNK_BYTES);
+  try {
+    let sliceStart = performance.now();
+    for (let step = frames.next(); ; step = frames.next()) {
+      if (step.done === true) return step.value;
+      if (!visit(step.value)) return stoppedAfter(step.value);
+      if (performance.now() - sliceStart >= sliceMs) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+    }
+  } finally {
+    frames.return({ _tag: 'End', offset: 0 });
   }
 }
 

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { nodeSha256, scanBytes, scanFile, stateDirLayout } from '../src/index.js';
+import { nodeSha256, scanBytes, scanFile, scanFileYielding, stateDirLayout } from '../src/index.js';
 import { readLog, tempDir, writeNotes } from './helpers.js';
 
 const dirs: Array<{ remove: () => void }> = [];
@@ -50,5 +50,40 @@ describe('scanning a file in chunks', () => {
       offset: 0,
       zeroFilled: true,
     });
+  });
+
+  it('scanFileYielding: the same frames and ends as scanFile, and the event loop gets turns while it scans', async () => {
+    const d = tempDir('scan-');
+    dirs.push(d);
+    await writeNotes(d.path, 30);
+    const { logPath } = stateDirLayout(d.path);
+    const seen: number[] = [];
+    // Scheduled before the scan starts: it can only run if the scan gives the loop a turn (sliceMs 0: after every frame).
+    let turnAtFrame = -1;
+    setImmediate(() => {
+      turnAtFrame = seen.length;
+    });
+    const end = await scanFileYielding(
+      logPath,
+      0,
+      nodeSha256,
+      (f) => {
+        seen.push(f.seq);
+        return true;
+      },
+      0,
+    );
+    expect(collect((v) => scanFile(logPath, 0, nodeSha256, v)).seen.map(([seq]) => seq)).toEqual(seen);
+    expect(end).toEqual(scanFile(logPath, 0, nodeSha256, () => true));
+    expect(turnAtFrame).toBeGreaterThan(0);
+    expect(turnAtFrame).toBeLessThan(seen.length);
+    // Stopping: the same offset as scanFile's.
+    const stopAt = (v: { seq: number }) => v.seq < 12;
+    expect(await scanFileYielding(logPath, 0, nodeSha256, stopAt, 0)).toEqual(scanFile(logPath, 0, nodeSha256, stopAt));
+    // A torn tail ends both the same way.
+    writeFileSync(logPath, readLog(d.path).subarray(0, readLog(d.path).length - 9));
+    expect(await scanFileYielding(logPath, 0, nodeSha256, () => true)).toEqual(
+      scanFile(logPath, 0, nodeSha256, () => true),
+    );
   });
 });

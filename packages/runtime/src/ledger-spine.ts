@@ -40,7 +40,7 @@ import {
   OPEN_KIND,
   ReceiptIssuer,
   type ReceiptKey,
-  rebuildKernel,
+  rebuildKernelYielding,
   SNAPSHOT_BYTES_FACTOR,
   type UntrustedSnapshot,
 } from '@crustcore/ledger';
@@ -151,7 +151,8 @@ export class LedgerSpine {
 
   static async #rebuild(options: OpenSpineOptions, writer: LedgerWriter): Promise<LedgerSpine> {
     const config = options.kernelConfig ?? {};
-    const rebuilt = rebuildKernel(options.logPath, kernelReplay(config), { key: options.key });
+    // Yielding: the warm workspace's git calls, started beside the open, go on while the log is read.
+    const rebuilt = await rebuildKernelYielding(options.logPath, kernelReplay(config), { key: options.key });
     if (rebuilt.failure !== undefined) {
       throw new LedgerOpenFailed(
         `the event log ${options.logPath} does not replay (${describeIntegrity(rebuilt.failure)}); nothing was run. ` +
