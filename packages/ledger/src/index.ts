@@ -101,6 +101,7 @@ export {
   type LedgerWriterOptions,
   type RecoveryReport,
   type SyncMode,
+  type WrittenFrame,
 } from './log-writer.js';
 export {
   MAX_HELD_FRAMES,

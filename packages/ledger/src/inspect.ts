@@ -20,12 +20,12 @@ import type { CheckedPrefix, ReceiptRef } from './checked-prefix.js';
 import { type DecodedFrame, decodePayload } from './frame.js';
 import { readHeadState } from './head.js';
 import { RECEIPT_KIND, SNAPSHOT_KIND } from './kinds.js';
-import { defaultHeadPath } from './log-writer.js';
+import { defaultHeadPath, type WrittenFrame } from './log-writer.js';
 import { decodeToolReceipt, GENESIS_RECEIPT_HASH, receiptHash, verifyReceipt } from './receipt.js';
 import type { ReceiptKey } from './receipt-key.js';
 import { checkEventHeader, type ReplayableKernel, Replayer, type ReplayKernel, type ReplaySummary } from './replay.js';
 import { scanFile } from './scan.js';
-import { nodeSha256, type Sha256 } from './sha256.js';
+import { nodeSha256, type Sha256, toHex } from './sha256.js';
 import { SnapshotWitness, type UntrustedSnapshot } from './snapshot.js';
 import { StoryBuilder, type TaskStory } from './story.js';
 
@@ -57,6 +57,13 @@ export interface InspectOptions<E = unknown> {
    * before it are chain-checked by every open, and by a full `inspect`.
    */
   readonly resume?: CheckedPrefix;
+  /**
+   * The last frame the caller's own writer acknowledged (`LedgerWriter.lastFrame` at close): the
+   * log must still hold it, byte for byte where it was, and the head must name it or a later
+   * frame. Otherwise the frames the caller wrote were cut back or rewritten — with a genuine
+   * older head put back, what follows it would pass as the one commit a crash may leave.
+   */
+  readonly until?: WrittenFrame;
   readonly sha256?: Sha256;
 }
 
@@ -303,6 +310,43 @@ class PayloadChecks<E> {
   }
 }
 
+/** InspectOptions.until: the caller's last acknowledged frame is still in the log, and the head at or past it. */
+class UntilCheck {
+  readonly #until: WrittenFrame | undefined;
+  #found = false;
+
+  constructor(until: WrittenFrame | undefined) {
+    this.#until = until;
+  }
+
+  visit(frame: DecodedFrame): void {
+    const until = this.#until;
+    if (until === undefined || frame.seq !== until.seq) return;
+    this.#found = toHex(frame.hash) === until.hash && frame.offset + frame.length === until.end;
+  }
+
+  finish(chain: ChainReport): IntegrityFailure | undefined {
+    const until = this.#until;
+    if (until === undefined || until.seq === 0) return undefined;
+    if (!this.#found) {
+      return integrityFailure(
+        'head-mismatch',
+        until.seq,
+        `the log no longer holds frame ${until.seq} as it was written and acknowledged (cut back or rewritten)`,
+      );
+    }
+    const headSeq = chain.head._tag === 'Present' ? chain.head.head.seq : 0;
+    if (headSeq < until.seq) {
+      return integrityFailure(
+        'head-mismatch',
+        until.seq,
+        `the head names frame ${headSeq}, before frame ${until.seq} that was acknowledged (the head was rolled back)`,
+      );
+    }
+    return undefined;
+  }
+}
+
 /** Checks a whole log. Never throws for bad log content; I/O errors (no such file) do throw. */
 export function inspectLog<E>(options: InspectOptions<E>): InspectReport {
   const sha256 = options.sha256 ?? nodeSha256;
@@ -317,10 +361,14 @@ export function inspectLog<E>(options: InspectOptions<E>): InspectReport {
   } finally {
     closeSync(fd);
   }
+  const until = new UntilCheck(options.until);
   const end = scanFile(options.logPath, resume?.after.offset ?? 0, sha256, (frame) => {
     const accepted = chain.acceptedFrames;
     const more = chain.visit(frame);
-    if (chain.acceptedFrames > accepted) checks.visit(frame);
+    if (chain.acceptedFrames > accepted) {
+      checks.visit(frame);
+      until.visit(frame);
+    }
     return more;
   });
   const chainReport = chain.finish(end, size, options.key);
@@ -331,7 +379,7 @@ export function inspectLog<E>(options: InspectOptions<E>): InspectReport {
     from !== undefined && !checks.resumed && checks.failure === undefined
       ? integrityFailure('replay-divergence', from, `the log holds no ${SNAPSHOT_KIND} frame at seq ${from}`)
       : undefined;
-  const failures = [checks.failure, replay?.failure, chainReport.failure, unmet].filter(
+  const failures = [checks.failure, replay?.failure, chainReport.failure, unmet, until.finish(chainReport)].filter(
     (f): f is IntegrityFailure => f !== undefined,
   );
   // The first bad seq wins; at equal seqs, the order above (payload, replay, chain).

@@ -3,7 +3,11 @@
  * PascalCase event kind; everything else is lowercase dotted.
  */
 
-/** Written by the writer after truncating a torn tail; payload `{reason, truncatedBytes, afterSeq, zeroFilled}`. */
+/**
+ * Written by the writer after cutting the log back to its head (`reason` 'torn tail' or
+ * 'unacknowledged commit': `{reason, truncatedBytes, droppedFrames, afterSeq, zeroFilled}`), and
+ * by the runtime after a kernel event the log ends with unanswered (`{reason: 'unanswered event', eventSeq}`).
+ */
 export const RECOVERED_KIND = 'ledger.recovered';
 /** Written by the runtime after each kernel step; payload `{for, actions, state}`. */
 export const ACTIONS_KIND = 'kernel.actions';

@@ -5,10 +5,12 @@
  * mode a group commit is one frame; in `batched` mode it is everything queued
  * (up to `maxBatchFrames`) while the previous commit was being synced.
  *
- * Opening a log checks the head's frame, scans what follows it, truncates a
- * torn last frame left by a crash (recording a `ledger.recovered` frame with
- * the byte count), and refuses a log whose head or tail does not check out:
- * the runtime must not build on a log that was tampered with.
+ * Opening a log checks the head's frame, scans what follows it, cuts the log
+ * back to the head's frame when a crash left anything past it (a torn frame,
+ * or the one commit whose head update it cut off: never acknowledged, so
+ * nothing acted on it), recording a `ledger.recovered` frame with the byte
+ * count, and refuses a log whose head or tail does not check out: the runtime
+ * must not build on a log that was tampered with.
  */
 import {
   closeSync,
@@ -87,10 +89,19 @@ export interface AppendAck {
   readonly offset: number;
 }
 
+/** A frame this writer wrote and acknowledged: its seq, hash (hex) and end offset. */
+export interface WrittenFrame {
+  readonly seq: number;
+  readonly hash: string;
+  readonly end: number;
+}
+
 /** What open() found and repaired. */
 export interface RecoveryReport {
   readonly truncatedBytes: number;
-  /** Last intact frame before the torn one. */
+  /** Whole frames among them (a commit whose head update a crash cut off); 0 for a torn frame alone. */
+  readonly droppedFrames: number;
+  /** The head's frame: the last one kept. */
   readonly afterSeq: number;
   readonly zeroFilled: boolean;
   /** Seq of the `ledger.recovered` frame written for it. */
@@ -138,7 +149,16 @@ interface TailState {
   readonly lastHash: Uint8Array;
   readonly end: number;
   readonly headSeq: number;
-  readonly torn: { readonly offset: number; readonly bytes: number; readonly zeroFilled: boolean } | undefined;
+  /**
+   * What lies past the head's frame: a torn frame, or whole frames of the one commit a crash can
+   * leave between the log's fsync and the head update. None of it was acknowledged (an append
+   * resolves only once the head names it), so nothing acted on it: open cuts the log back to
+   * the head. (It caught the head up to whole frames before, which let anyone who can write the
+   * log, without the key, add one commit of frames the next open signed as its own.)
+   */
+  readonly dropped:
+    | { readonly offset: number; readonly bytes: number; readonly frames: number; readonly zeroFilled: boolean }
+    | undefined;
 }
 
 /** Checks the head's frame and everything after it; decides what a crash left. */
@@ -172,15 +192,22 @@ function checkTail(
   const end = scanFile(logPath, start?.offset ?? 0, sha256, (frame) => check.visit(frame));
   const report = check.finish(end, size, undefined);
   if (report.failure !== undefined) return err(report.failure);
+  const headSeq = start?.seq ?? 0;
+  const headEnd = start?.offset ?? 0;
   return ok({
-    lastSeq: report.lastSeq,
-    lastHash: fromHex32(report.lastHash) ?? GENESIS_HASH,
-    end: report.goodEnd,
-    headSeq: headState._tag === 'Present' ? headState.head.seq : 0,
-    torn:
-      report.tornTail === undefined
-        ? undefined
-        : { offset: report.tornTail.offset, bytes: report.tornTail.bytes, zeroFilled: report.tornTail.zeroFilled },
+    lastSeq: headSeq,
+    lastHash: start?.hash ?? GENESIS_HASH,
+    end: headEnd,
+    headSeq,
+    dropped:
+      size > headEnd
+        ? {
+            offset: headEnd,
+            bytes: size - headEnd,
+            frames: report.lastSeq - headSeq,
+            zeroFilled: report.framesPastHead === 0 && report.tornTail?.zeroFilled === true,
+          }
+        : undefined,
   });
 }
 
@@ -263,8 +290,8 @@ export class LedgerWriter {
         lock.right.release();
         return err({ _tag: 'LedgerDamaged', failure: tail.left });
       }
-      if (tail.right.torn !== undefined) {
-        ftruncateSync(fd, tail.right.torn.offset);
+      if (tail.right.dropped !== undefined) {
+        ftruncateSync(fd, tail.right.dropped.offset);
         fsyncSync(fd);
       }
       closeSync(fd);
@@ -287,30 +314,34 @@ export class LedgerWriter {
   }
 
   async #afterOpen(tail: TailState, clockMs: () => number): Promise<void> {
-    if (tail.torn !== undefined) {
-      const ack = await this.append({
-        kind: RECOVERED_KIND,
-        actor: 'runtime',
-        visibility: 'internal',
-        timestampMs: clockMs(),
-        payload: {
-          reason: 'torn tail',
-          truncatedBytes: tail.torn.bytes,
-          afterSeq: tail.lastSeq,
-          zeroFilled: tail.torn.zeroFilled,
-        },
-      });
-      if (ack._tag === 'Left') throw new Error(`could not record recovery: ${ack.left._tag}`);
-      this.#recovery = {
-        truncatedBytes: tail.torn.bytes,
+    const dropped = tail.dropped;
+    if (dropped === undefined) return;
+    const ack = await this.append({
+      kind: RECOVERED_KIND,
+      actor: 'runtime',
+      visibility: 'internal',
+      timestampMs: clockMs(),
+      payload: {
+        reason: dropped.frames > 0 ? 'unacknowledged commit' : 'torn tail',
+        truncatedBytes: dropped.bytes,
+        droppedFrames: dropped.frames,
         afterSeq: tail.lastSeq,
-        zeroFilled: tail.torn.zeroFilled,
-        recoveredSeq: ack.right.seq,
-      };
-    } else if (tail.lastSeq > tail.headSeq) {
-      // A crash between the log fsync and the head update: catch the head up.
-      await this.#writeHead();
-    }
+        zeroFilled: dropped.zeroFilled,
+      },
+    });
+    if (ack._tag === 'Left') throw new Error(`could not record recovery: ${ack.left._tag}`);
+    this.#recovery = {
+      truncatedBytes: dropped.bytes,
+      droppedFrames: dropped.frames,
+      afterSeq: tail.lastSeq,
+      zeroFilled: dropped.zeroFilled,
+      recoveredSeq: ack.right.seq,
+    };
+  }
+
+  /** The last frame sealed: once appends have resolved (after close), the last one acknowledged. */
+  get lastFrame(): WrittenFrame {
+    return { seq: this.#sealedSeq, hash: toHex(this.#lastHash), end: this.#end };
   }
 
   /** The seq the next append will get (appends are numbered in call order). */

@@ -17,7 +17,7 @@
  */
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import type { Json } from '@crustcore/kernel';
-import { ChainCheck, type IntegrityFailure } from './chain-check.js';
+import { ChainCheck, type IntegrityFailure, integrityFailure } from './chain-check.js';
 import { type CheckedPrefix, PrefixTracker } from './checked-prefix.js';
 import { type DecodedFrame, decodePayload } from './frame.js';
 import { readHeadState } from './head.js';
@@ -53,6 +53,12 @@ export interface RebuiltKernel<E, K extends ReplayableKernel<E> = ReplayableKern
    * (InspectOptions.resume); undefined without one.
    */
   readonly checkedPrefix: CheckedPrefix | undefined;
+  /**
+   * Seq of a kernel event the log ends with, whose actions were never written (the runtime
+   * stopped in between): the opener records `ledger.recovered` after it before stepping the
+   * kernel again, or the next event would follow an unanswered one and the log stop replaying.
+   */
+  readonly pendingEvent: number | undefined;
 }
 
 export interface RebuildOptions {
@@ -196,7 +202,18 @@ function rebuildRun<E, K extends ReplayableKernel<E>>(
   const finish = (end: ScanEnd): RebuiltKernel<E, K> => {
     rebuild.flush();
     const finished = rebuild.replayer.finish();
-    const chained = chain.finish(end, size, options.key).failure;
+    const report = chain.finish(end, size, options.key);
+    // The writer's open cuts back whatever lies past the head (never acknowledged): a frame still
+    // there was added after it, by something that does not hold the key to sign a head.
+    const chained =
+      report.failure ??
+      (report.framesPastHead > 0
+        ? integrityFailure(
+            'head-mismatch',
+            report.head._tag === 'Present' ? report.head.head.seq + 1 : 1,
+            'frames past the head after the writer opened the log (nothing that holds the key wrote them)',
+          )
+        : undefined);
     const failure = [chained, finished.failure].reduce<IntegrityFailure | undefined>(
       (first, f) => (f !== undefined && (first === undefined || f.seq < first.seq) ? f : first),
       undefined,
@@ -213,6 +230,7 @@ function rebuildRun<E, K extends ReplayableKernel<E>>(
       untrustedSnapshots: rebuild.untrusted,
       lastSeq,
       checkedPrefix: failure === undefined ? rebuild.prefix.result() : undefined,
+      pendingEvent: rebuild.replayer.pendingEvent,
     };
   };
   return { sha256, visit, finish };

@@ -96,6 +96,11 @@ export class Replayer<E, K extends ReplayableKernel<E> = ReplayableKernel<E>> {
     return this.#instance;
   }
 
+  /** Seq of the kernel event fed last whose actions frame has not come (yet): a log that ends there. */
+  get pendingEvent(): number | undefined {
+    return this.#failure === undefined ? this.#pending?.seq : undefined;
+  }
+
   /** Whether the log has opened a shared kernel (a `kernel.open` frame was seen). */
   get opened(): boolean {
     return this.#opened;

@@ -61,7 +61,7 @@ type Fields = { readonly [key: string]: Json | undefined };
 const PLAIN_LINES: Readonly<Record<string, (f: Fields | undefined) => string>> = {
   UserSteered: (f) =>
     `steered by the user (${number(f, 'bytes') ?? '?'} bytes, artifact ${short(text(f, 'textHash'))})`,
-  [RECOVERED_KIND]: (f) => `log recovered after a crash: ${number(f, 'truncatedBytes') ?? '?'} torn bytes dropped`,
+  [RECOVERED_KIND]: (f) => `log recovered after a crash: ${recoveredWhat(f)}`,
   TaskCompacted: () => 'finished: dropped from the live kernel state (its events stay in this log)',
   'note.backend.result': (f) =>
     `worker result of attempt ${number(f, 'attempt') ?? '?'} recorded (${text(f, 'backend') ?? '?'}, exit ${number(f, 'exitCode') ?? 'none'}${f?.selfClaimedDone === true ? ', says done' : ''})`,
@@ -72,6 +72,16 @@ const PLAIN_LINES: Readonly<Record<string, (f: Fields | undefined) => string>> =
 
 const asFields = (value: Json | undefined): Fields | undefined =>
   typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Fields) : undefined;
+/** What a `ledger.recovered` frame says was dropped or closed (log-writer.ts, ledger-spine.ts write them). */
+function recoveredWhat(f: Fields | undefined): string {
+  const reason = text(f, 'reason');
+  if (reason === 'unanswered event') return `event #${number(f, 'eventSeq') ?? '?'} was never answered`;
+  const bytes = `${number(f, 'truncatedBytes') ?? '?'}`;
+  return reason === 'unacknowledged commit'
+    ? `${bytes} bytes written after the last acknowledged commit dropped`
+    : `${bytes} torn bytes dropped`;
+}
+
 const text = (fields: Fields | undefined, key: string): string | undefined => {
   const value = fields?.[key];
   return typeof value === 'string' ? value : undefined;

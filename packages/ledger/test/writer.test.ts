@@ -145,7 +145,13 @@ describe('crash recovery on open', () => {
     expect(before.chain.tornTail).toMatchObject({ afterSeq: 5, bytes: 37 });
 
     const writer = await openWriter(path, { key: testKey(), clockMs: () => 1_700_000_999_000 });
-    expect(writer.recovery).toEqual({ truncatedBytes: 37, afterSeq: 5, zeroFilled: false, recoveredSeq: 6 });
+    expect(writer.recovery).toEqual({
+      truncatedBytes: 37,
+      droppedFrames: 0,
+      afterSeq: 5,
+      zeroFilled: false,
+      recoveredSeq: 6,
+    });
     await mustAppend(writer, note(7));
     await writer.close();
 
@@ -168,17 +174,23 @@ describe('crash recovery on open', () => {
     expect(inspect(path).ok).toBe(true);
   });
 
-  it('complete frames past the head (crash before the head update) are kept and the head caught up', async () => {
+  it('complete frames past the head (crash before the head update) were never acknowledged: cut back under ledger.recovered', async () => {
     const path = dir();
     await crashState(path, 4, 10_000); // cut beyond the end: the whole frame 5 survives
+    const size = statSync(stateDirLayout(path).logPath).size;
     const report = inspect(path);
     expect(report.ok).toBe(true);
     expect(report.chain.framesPastHead).toBe(1);
     const writer = await openWriter(path, { key: testKey() });
-    expect(writer.recovery).toBeUndefined();
+    // Its append never resolved (the head did not name it): nothing acted on it, so it goes.
+    expect(writer.recovery).toMatchObject({ droppedFrames: 1, afterSeq: 4, recoveredSeq: 5 });
+    const head = report.chain.head;
+    expect(writer.recovery?.truncatedBytes).toBe(size - (head._tag === 'Present' ? head.head.end : 0));
     expect(writer.nextSeq).toBe(6);
     await writer.close();
-    expect(inspect(path).chain.framesPastHead).toBe(0);
+    const frames = framesOf(readLog(path));
+    expect(frames.map((f) => f.kind)).toEqual([...Array(4).fill('test.note'), RECOVERED_KIND]);
+    expect(inspect(path)).toMatchObject({ ok: true, chain: { framesPastHead: 0 } });
   });
 
   it('refuses to append to a log that does not check out', async () => {

@@ -38,16 +38,34 @@ import {
   LedgerWriter,
   MIN_SNAPSHOT_EVERY_FRAMES,
   OPEN_KIND,
+  RECOVERED_KIND,
   ReceiptIssuer,
   type ReceiptKey,
   rebuildKernelYielding,
   SNAPSHOT_BYTES_FACTOR,
   type UntrustedSnapshot,
+  type WrittenFrame,
 } from '@crustcore/ledger';
 import { LedgerRecorder, type Redact } from './ledger-recorder.js';
 import type { PendingEvent } from './ports.js';
 
 const describeIntegrity = (f: IntegrityFailure): string => `${f.reason} at seq ${f.seq}: ${f.detail}`;
+
+/**
+ * The log ends with a kernel event whose actions were never written (the process stopped after
+ * the event was acknowledged): `ledger.recovered` closes it, as after a torn answer, so the
+ * events this open steps follow an answered log (replay.ts treats it as unanswered).
+ */
+async function recordUnanswered(writer: LedgerWriter, eventSeq: number, options: OpenSpineOptions): Promise<void> {
+  const ack = await writer.append({
+    kind: RECOVERED_KIND,
+    actor: 'runtime',
+    visibility: 'internal',
+    timestampMs: options.clockMs(),
+    payload: { reason: 'unanswered event', eventSeq, truncatedBytes: 0 },
+  });
+  if (ack._tag === 'Left') throw new LedgerOpenFailed(`cannot write to ${options.logPath}: ${ack.left._tag}`);
+}
 
 /** Another process holds this ledger: try again when it is done. */
 export class LedgerBusyError extends Error {
@@ -159,6 +177,7 @@ export class LedgerSpine {
           'Run "crustcore inspect --dir <its directory> --replay" for the details.',
       );
     }
+    if (rebuilt.pendingEvent !== undefined) await recordUnanswered(writer, rebuilt.pendingEvent, options);
     const receipts = new ReceiptIssuer(options.key, { prevReceiptHash: rebuilt.lastReceiptHash as never });
     const recorder = new LedgerRecorder(writer, options.artifacts, receipts, options.clockMs, options.redact);
     let kernel = rebuilt.kernel;
@@ -240,5 +259,10 @@ export class LedgerSpine {
     await this.#chain;
     this.#closed = true;
     await this.#writer.close();
+  }
+
+  /** The last frame this spine's writer acknowledged (after close: all it wrote); `inspectLog`'s `until`. */
+  get lastWritten(): WrittenFrame {
+    return this.#writer.lastFrame;
   }
 }

@@ -274,6 +274,8 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
       key: key.right,
       kernel: kernelReplay(),
       replay: true,
+      // Up to the last frame this run's writer acknowledged: still there as written, the head at or past it.
+      until: spine.lastWritten,
       // What this run appended, not the project's whole history (that is `crustcore inspect`, and
       // every open chain-checks it): from the snapshot the open resumed from, starting where the
       // open's check left off, so the check reads no frame before that snapshot.

@@ -28,7 +28,6 @@ import {
   readSync,
   renameSync,
   rmSync,
-  writeFileSync,
 } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { err, ok, type Result } from '@crustcore/kernel';
@@ -275,6 +274,7 @@ export function applyChanges(changes: readonly FileChange[], options: ApplyOptio
   const lock = tryLockJournalRoot(options.journalRoot);
   if (!isLock(lock)) return err({ _tag: 'JournalBusy', owner: lock });
   try {
+    removeStaleMarker(join(options.journalRoot, journalId));
     const applied = applyLocked(changes, options, journalId, step);
     // After APPLIED is durable (a rollback marks its own journal).
     if (applied._tag === 'Right') markEnded(applied.right.journalDir);
@@ -479,9 +479,26 @@ function rollBack(record: JournalRecord, journalDir: string, note: string, step:
  */
 function markEnded(journalDir: string): void {
   try {
-    writeFileSync(join(dirname(journalDir), `${basename(journalDir)}${ENDED_SUFFIX}`), '', { mode: 0o600 });
+    // A new regular file only: never through a symlink or into a FIFO someone left at the path.
+    const flags =
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+    closeSync(openSync(endedMarker(journalDir), flags, 0o600));
   } catch {
-    // The next recovery reads the journal and tries again.
+    // Already marked (EEXIST), or something else stands there: the next recovery reads the journal.
+  }
+}
+
+const endedMarker = (journalDir: string): string => join(dirname(journalDir), `${basename(journalDir)}${ENDED_SUFFIX}`);
+
+/**
+ * A marker a journal of the same id left (its directory removed by hand) would make start-up
+ * recovery skip this one: it goes before the new journal exists. Not a regular file: not a marker.
+ */
+function removeStaleMarker(journalDir: string): void {
+  try {
+    unlinkIfPresent(endedMarker(journalDir));
+  } catch {
+    // A directory or the like at that path is never taken for a marker (recoverJournals).
   }
 }
 
