@@ -9,7 +9,7 @@
  * - no false alarms: idle snapshots not right after their covered frame (notes and receipts in
  *   between, also more than PrefixTracker's 64 remembered frames), a receipt named across the
  *   snapshot, a torn tail recovered mid-history, two tasks compacted at once;
- * - FINDINGS, written as the code should behave (they fail until fixed):
+ * - FINDINGS (fixed the same day; each test failed before its fix):
  *   1. frames past the MAC'd head are "the one commit a crash left": a keyless forger appends a
  *      human approval there (or before a few torn bytes) and the next open replays it into the
  *      live kernel, then MACs a head over it;
