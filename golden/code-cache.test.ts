@@ -11,7 +11,18 @@
  * dist/ other test files are running.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, cliEnv, makeRepo, REPO_ROOT, type Sandbox } from './cli-harness.js';
@@ -74,6 +85,32 @@ describe('the code cache of the CLI bundle', () => {
     const after = statSync(join(copy, name as string));
     expect([after.ino, after.mtimeMs]).toEqual([written.ino, written.mtimeMs]);
     expect(JSON.parse(second.stdout)).toHaveProperty('removed');
+  }, 120_000);
+
+  it("with umask 002's group-writable directories, the cache goes to CrustCore's own state directory and is read there", () => {
+    const copy = distCopy();
+    const xdg = join(box.root, 'xdg-cache-002');
+    mkdirSync(xdg);
+    // What umask 002 makes: the bundle's directory and the user's cache directory group-writable.
+    chmodSync(copy, 0o775);
+    chmodSync(xdg, 0o775);
+    const stateCache = join(box.home, 'cache');
+    rmSync(stateCache, { recursive: true, force: true });
+    // Shared by every test of this file: the others must not find this cache there.
+    copies.push(stateCache);
+    const first = gc(copy, { XDG_CACHE_HOME: xdg });
+    expect(first.status).toBe(0);
+    expect(cachesIn(copy)).toEqual([]);
+    const [name] = cachesIn(stateCache);
+    expect(name).toMatch(CACHE_NAME);
+    expect(statSync(stateCache).mode & 0o777).toBe(0o700);
+    const written = statSync(join(stateCache, name as string));
+    // Read, not written again: V8 accepted it (a refused cache is rewritten).
+    expect(gc(copy, { XDG_CACHE_HOME: xdg })).toEqual(first);
+    const after = statSync(join(stateCache, name as string));
+    expect([after.ino, after.mtimeMs]).toEqual([written.ino, written.mtimeMs]);
+    // CONTROL: nothing was written where others of the group could change it.
+    expect(readdirSync(xdg).flatMap((dir) => cachesIn(join(xdg, dir)))).toEqual([]);
   }, 120_000);
 
   it('compiled from the cache, a command that imports a package outside the bundle (memory: PGlite) answers', () => {

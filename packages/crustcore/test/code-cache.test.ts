@@ -19,14 +19,33 @@ describe('where the code cache lives', () => {
     expect(cacheCandidates('/opt/cc/dist/crustcore-cli.cjs', { XDG_CACHE_HOME: '/x/cache', HOME: '/h' })).toEqual([
       '/opt/cc/dist',
       '/x/cache/crustcore',
+      '/h/.crustcore/cache',
+    ]);
+  });
+
+  it("last, CrustCore's own state directory (an absolute $CRUSTCORE_HOME, else ~/.crustcore): its cache/", () => {
+    expect(cacheCandidates('/d/crustcore-cli.cjs', { HOME: '/home/u', CRUSTCORE_HOME: '/state' })).toEqual([
+      '/d',
+      '/home/u/.cache/crustcore',
+      '/state/cache',
+    ]);
+    expect(cacheCandidates('/d/crustcore-cli.cjs', { HOME: '/home/u', CRUSTCORE_HOME: 'rel' })).toEqual([
+      '/d',
+      '/home/u/.cache/crustcore',
+      '/home/u/.crustcore/cache',
     ]);
   });
 
   it('~/.cache/crustcore without XDG_CACHE_HOME, or with a relative one (the spec ignores those)', () => {
-    expect(cacheCandidates('/d/crustcore-cli.cjs', { HOME: '/home/u' })).toEqual(['/d', '/home/u/.cache/crustcore']);
+    expect(cacheCandidates('/d/crustcore-cli.cjs', { HOME: '/home/u' })).toEqual([
+      '/d',
+      '/home/u/.cache/crustcore',
+      '/home/u/.crustcore/cache',
+    ]);
     expect(cacheCandidates('/d/crustcore-cli.cjs', { HOME: '/home/u', XDG_CACHE_HOME: 'rel' })).toEqual([
       '/d',
       '/home/u/.cache/crustcore',
+      '/home/u/.crustcore/cache',
     ]);
   });
 

@@ -7,8 +7,9 @@
  * without either.
  *
  * The cache is written once, when the process exits (so it holds every
- * function the command compiled), to the first writable of: next to the
- * bundle, then `$XDG_CACHE_HOME/crustcore` (or `~/.cache/crustcore`). Its
+ * function the command compiled), to the first writable and trusted of: next
+ * to the bundle, `$XDG_CACHE_HOME/crustcore` (or `~/.cache/crustcore`), then
+ * `$CRUSTCORE_HOME/cache` (or `~/.crustcore/cache`, for umask 002). Its
  * name carries the bundle's content hash and Node's version and architecture,
  * so a new build or a new Node never reads an old file; V8 itself refuses
  * data made for other source or flags (`cachedDataRejected`), and the file is
@@ -58,12 +59,29 @@ function absoluteHome(env: NodeJS.ProcessEnv): string | null {
   }
 }
 
-/** Where a cache file for `bundleId` may live, most preferred first; absolute places only. */
+/**
+ * Where a cache file for `bundleId` may live, most preferred first; absolute places only: next to
+ * the bundle, the user's cache directory, then CrustCore's own state directory. The last is for
+ * umask 002 (user private groups, Debian's and Ubuntu's default): `~/.cache` is then
+ * group-writable, which trustedDirectory refuses, while `~/.crustcore` is made 0700 by CrustCore.
+ */
 export function cacheCandidates(bundlePath: string, env: NodeJS.ProcessEnv): string[] {
-  const xdg = env.XDG_CACHE_HOME;
-  if (xdg !== undefined && isAbsolute(xdg)) return [dirname(bundlePath), join(xdg, 'crustcore')];
   const home = absoluteHome(env);
-  return home === null ? [dirname(bundlePath)] : [dirname(bundlePath), join(home, '.cache', 'crustcore')];
+  const xdg = env.XDG_CACHE_HOME;
+  const userCache =
+    xdg !== undefined && isAbsolute(xdg)
+      ? join(xdg, 'crustcore')
+      : home === null
+        ? null
+        : join(home, '.cache', 'crustcore');
+  const own = env.CRUSTCORE_HOME;
+  const stateCache =
+    own !== undefined && isAbsolute(own)
+      ? join(own, 'cache')
+      : home === null
+        ? null
+        : join(home, '.crustcore', 'cache');
+  return [dirname(bundlePath), userCache, stateCache].filter((place): place is string => place !== null);
 }
 
 /** The cache file's name: another bundle, Node version or architecture never shares it. */
