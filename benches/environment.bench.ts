@@ -12,10 +12,11 @@
  * Needs the npm registry once (to fill the bench's own npm cache).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DEFAULT_NPM_REGISTRY, directoryTree, prepareEnvironment, runSetup } from '@crustcore/verify';
+import { BUGGY_ADD_FILES, benchEnv, gitProject, median } from './git-project.js';
 import { ratio, report, runCases } from './harness.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -24,16 +25,7 @@ const CLI = join(ROOT, 'packages/crustcore/dist/crustcore.cjs');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'crustcore-bench-env-')));
 const npmCache = join(scratch, 'npm-cache');
-const env = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: scratch,
-  NO_COLOR: '1',
-  GIT_AUTHOR_NAME: 'b',
-  GIT_AUTHOR_EMAIL: 'b@b',
-  GIT_COMMITTER_NAME: 'b',
-  GIT_COMMITTER_EMAIL: 'b@b',
-};
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+const env = benchEnv(scratch);
 const time = (fn: () => void): number => {
   const t0 = performance.now();
   fn();
@@ -45,20 +37,7 @@ const timeAsync = async (fn: () => Promise<unknown>): Promise<number> => {
   return performance.now() - t0;
 };
 
-function project(name: string, files: Record<string, string>): string {
-  const dir = join(scratch, name);
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  }
-  for (const args of [
-    ['init', '-q'],
-    ['add', '-A'],
-    ['commit', '-q', '-m', 'base'],
-  ])
-    execFileSync('git', args, { cwd: dir, env });
-  return dir;
-}
+const project = (name: string, files: Record<string, string>): string => gitProject(join(scratch, name), files, env);
 const npm = (cwd: string, args: string[]) =>
   execFileSync(
     'npm',
@@ -66,13 +45,7 @@ const npm = (cwd: string, args: string[]) =>
     { cwd, env, stdio: 'pipe' },
   );
 
-const TEST =
-  "import assert from 'node:assert/strict';\nimport { test } from 'node:test';\nimport { add } from '../src/math.js';\ntest('adds', () => assert.equal(add(2, 3), 5));\n";
-const BASE_FILES = {
-  '.gitignore': 'node_modules\n',
-  'src/math.js': 'export function add(a, b) {\n  return a - b;\n}\n',
-  'test/math.test.js': TEST,
-};
+const BASE_FILES = { '.gitignore': 'node_modules\n', ...BUGGY_ADD_FILES };
 const withDeps = project('with-deps', {
   ...BASE_FILES,
   'package.json':

@@ -11,11 +11,12 @@
  *   (`includeEnded`, what it did before the markers).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { inspectLog, kernelReplay, openReceiptKey, rebuildKernel } from '@crustcore/ledger';
 import { recoverJournals } from '@crustcore/verify';
+import { BUGGY_ADD_FILES, benchEnv, gitProject, median } from './git-project.js';
 import { ratio, runCases } from './harness.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -23,37 +24,18 @@ const CLI = join(ROOT, 'packages/crustcore/dist/crustcore.cjs');
 const HISTORY = Number(process.env.BENCH_HISTORY ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'crustcore-bench-history-')));
-const env = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: scratch,
-  NO_COLOR: '1',
-  GIT_AUTHOR_NAME: 'b',
-  GIT_AUTHOR_EMAIL: 'b@b',
-  GIT_COMMITTER_NAME: 'b',
-  GIT_COMMITTER_EMAIL: 'b@b',
-};
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+const env = benchEnv(scratch);
 
-function project(name: string): string {
-  const dir = join(scratch, name);
-  const files: Record<string, string> = {
-    'package.json': '{ "name": "h", "private": true, "type": "module", "scripts": { "test": "node --test test/" } }\n',
-    'src/math.js': 'export function add(a, b) {\n  return a - b;\n}\n',
-    'test/math.test.js':
-      "import assert from 'node:assert/strict';\nimport { test } from 'node:test';\nimport { add } from '../src/math.js';\ntest('adds', () => assert.equal(add(2, 3), 5));\n",
-  };
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  }
-  for (const args of [
-    ['init', '-q'],
-    ['add', '-A'],
-    ['commit', '-q', '-m', 'base'],
-  ])
-    execFileSync('git', args, { cwd: dir, env });
-  return dir;
-}
+const project = (name: string): string =>
+  gitProject(
+    join(scratch, name),
+    {
+      'package.json':
+        '{ "name": "h", "private": true, "type": "module", "scripts": { "test": "node --test test/" } }\n',
+      ...BUGGY_ADD_FILES,
+    },
+    env,
+  );
 
 /** One real task: the worker fixes the bug, the fix is verified and applied; then the tree is reset. */
 function runOnce(dir: string, home: string): number {

@@ -31,18 +31,15 @@ import {
   encodeHead,
   type FrameInput,
   type InspectReport,
-  inspectLog,
-  kernelReplay,
   nodeSha256,
   SNAPSHOT_KIND,
-  scanFile,
 } from '@crustcore/ledger';
 import { LedgerSpine, randomIds, runTask } from '@crustcore/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeRepo, NODE_REPO } from '../golden/cli-harness.js';
 import { approvalChannel } from '../packages/crustcore/src/render/approval-channel.js';
 import { silentNarrator } from '../packages/crustcore/src/render/narrator.js';
-import { type TempLedger, tempLedger } from '../packages/runtime/test/spine-helpers.js';
+import { logFrames, type TempLedger, tempLedger } from '../packages/runtime/test/spine-helpers.js';
 import { submitBatch, TaskScript } from '../packages/runtime/test/task-script.js';
 import { type CodingBackend, ExternalCommandBackend } from '../packages/verify/src/index.js';
 
@@ -59,14 +56,7 @@ function ledgerForTest(): TempLedger {
 
 const headPathOf = (logPath: string): string => logPath.replace(/\.log$/, '.head');
 
-const framesOf = (logPath: string): DecodedFrame[] => {
-  const frames: DecodedFrame[] = [];
-  scanFile(logPath, 0, nodeSha256, (frame) => {
-    frames.push({ ...frame, bytes: Uint8Array.from(frame.bytes) });
-    return true;
-  });
-  return frames;
-};
+const framesOf = logFrames;
 
 const payloadOf = (frame: DecodedFrame): unknown => {
   const decoded = decodePayload(frame);
@@ -121,18 +111,26 @@ type OpenReport = LedgerSpine['openReport'];
 
 /** The check `runTask` runs when its task ends (run-task.ts), from what its open reported. */
 function closingCheck(current: TempLedger, open: OpenReport): InspectReport {
-  return inspectLog({
-    logPath: current.logPath,
-    artifactsDir: join(current.dir, 'artifacts'),
-    key: current.key,
-    kernel: kernelReplay(),
-    replay: true,
-    ...(open.checkedPrefix !== undefined
+  return current.check(
+    open.checkedPrefix !== undefined
       ? { resume: open.checkedPrefix }
       : open.resumedAtSnapshot === undefined
         ? {}
-        : { fromSnapshot: open.resumedAtSnapshot }),
+        : { fromSnapshot: open.resumedAtSnapshot },
+  );
+}
+
+/** Another ledger of the same installation (the same receipt key), removed after the test. */
+async function otherLedger(current: TempLedger): Promise<{ dir: string; spine: LedgerSpine }> {
+  const dir = mkdtempSync(join(tmpdir(), 'cc-other-ledger-'));
+  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  const spine = await LedgerSpine.open({
+    logPath: join(dir, 'events.log'),
+    artifacts: new ArtifactStore(join(dir, 'artifacts')),
+    key: current.key,
+    clockMs: () => 5_000,
   });
+  return { dir, spine };
 }
 
 const snapshotSeqs = (logPath: string): number[] =>
@@ -169,14 +167,7 @@ describe('the resumed closing check: changes to what the run appended (held)', (
     const covered = run[0] as DecodedFrame;
     expect(covered.kind).toBe('kernel.actions');
     // A frame at the same seq from another ledger of the same installation (same receipt key).
-    const otherDir = mkdtempSync(join(tmpdir(), 'cc-other-ledger-'));
-    cleanup.push(() => rmSync(otherDir, { recursive: true, force: true }));
-    const other = await LedgerSpine.open({
-      logPath: join(otherDir, 'events.log'),
-      artifacts: new ArtifactStore(join(otherDir, 'artifacts')),
-      key: current.key,
-      clockMs: () => 5_000,
-    });
+    const { dir: otherDir, spine: other } = await otherLedger(current);
     await finishTask(other, 7);
     await finishTask(other, 8);
     await other.close();
@@ -245,14 +236,7 @@ describe('the resumed closing check: changes to what the run appended (held)', (
     const { current, open, prefix, earlyHead, historyHead } = await historyThenRun();
     const headPath = headPathOf(current.logPath);
     const currentHead = readFileSync(headPath, 'utf8');
-    const otherDir = mkdtempSync(join(tmpdir(), 'cc-other-head-'));
-    cleanup.push(() => rmSync(otherDir, { recursive: true, force: true }));
-    const other = await LedgerSpine.open({
-      logPath: join(otherDir, 'events.log'),
-      artifacts: new ArtifactStore(join(otherDir, 'artifacts')),
-      key: current.key,
-      clockMs: () => 5_000,
-    });
+    const { dir: otherDir, spine: other } = await otherLedger(current);
     await submitBatch(other, [new TaskScript(8, 'apply')]);
     await other.close();
     const foreignHead = readFileSync(join(otherDir, 'events.head'), 'utf8');

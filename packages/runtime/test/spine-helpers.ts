@@ -2,7 +2,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ArtifactStore, createReceiptKeyFile, inspectLog, kernelReplay, type ReceiptKey } from '@crustcore/ledger';
+import {
+  ArtifactStore,
+  createReceiptKeyFile,
+  type DecodedFrame,
+  type InspectOptions,
+  inspectLog,
+  kernelReplay,
+  nodeSha256,
+  type ReceiptKey,
+  scanFile,
+} from '@crustcore/ledger';
 import { LedgerSpine } from '../src/index.js';
 
 export interface TempLedger {
@@ -11,6 +21,8 @@ export interface TempLedger {
   readonly key: ReceiptKey;
   open(options?: { readonly snapshotEveryFrames?: number }): Promise<LedgerSpine>;
   replay(): ReturnType<typeof inspectLog>;
+  /** `inspect --replay` of this ledger within `scope` (fromSnapshot, resume, until), or all of it. */
+  check(scope?: Pick<InspectOptions, 'fromSnapshot' | 'resume' | 'until'>): ReturnType<typeof inspectLog>;
   remove(): void;
 }
 
@@ -20,6 +32,15 @@ export function tempLedger(): TempLedger {
   if (key._tag === 'Left') throw new Error(JSON.stringify(key.left));
   const logPath = join(dir, 'events.log');
   let clock = 1_000;
+  const check: TempLedger['check'] = (scope = {}) =>
+    inspectLog({
+      logPath,
+      artifactsDir: join(dir, 'artifacts'),
+      key: key.right,
+      kernel: kernelReplay(),
+      replay: true,
+      ...scope,
+    });
   return {
     dir,
     logPath,
@@ -32,14 +53,18 @@ export function tempLedger(): TempLedger {
         clockMs: () => clock++,
         ...options,
       }),
-    replay: () =>
-      inspectLog({
-        logPath,
-        artifactsDir: join(dir, 'artifacts'),
-        key: key.right,
-        kernel: kernelReplay(),
-        replay: true,
-      }),
+    replay: () => check(),
+    check,
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/** Every frame of a log, each with its own copy of its bytes (safe to keep while the file changes). */
+export function logFrames(logPath: string): DecodedFrame[] {
+  const frames: DecodedFrame[] = [];
+  scanFile(logPath, 0, nodeSha256, (frame) => {
+    frames.push({ ...frame, bytes: Uint8Array.from(frame.bytes) });
+    return true;
+  });
+  return frames;
 }

@@ -30,7 +30,7 @@ import {
 } from '@crustcore/ledger';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LedgerSpine } from '../src/index.js';
-import { type TempLedger, tempLedger } from './spine-helpers.js';
+import { logFrames, type TempLedger, tempLedger } from './spine-helpers.js';
 import { submitBatch, TaskScript } from './task-script.js';
 
 let ledger: TempLedger | null = null;
@@ -83,36 +83,12 @@ async function runTasks(spine: LedgerSpine, from: number, count: number, width =
   return artifacts;
 }
 
-function scoped(current: TempLedger, fromSnapshot: number | undefined) {
-  return inspectLog({
-    logPath: current.logPath,
-    artifactsDir: join(current.dir, 'artifacts'),
-    key: current.key,
-    kernel: kernelReplay(),
-    replay: true,
-    ...(fromSnapshot === undefined ? {} : { fromSnapshot }),
-  });
-}
+const scoped = (current: TempLedger, fromSnapshot: number | undefined) =>
+  current.check(fromSnapshot === undefined ? {} : { fromSnapshot });
 
-function resumed(current: TempLedger, resume: CheckedPrefix) {
-  return inspectLog({
-    logPath: current.logPath,
-    artifactsDir: join(current.dir, 'artifacts'),
-    key: current.key,
-    kernel: kernelReplay(),
-    replay: true,
-    resume,
-  });
-}
+const resumed = (current: TempLedger, resume: CheckedPrefix) => current.check({ resume });
 
-const framesOf = (logPath: string): DecodedFrame[] => {
-  const frames: DecodedFrame[] = [];
-  scanFile(logPath, 0, nodeSha256, (frame) => {
-    frames.push({ ...frame, bytes: Uint8Array.from(frame.bytes) });
-    return true;
-  });
-  return frames;
-};
+const framesOf = logFrames;
 
 /**
  * Rewrites frame `seq` as a forger without the key would: the payload changed and both of the
