@@ -271,15 +271,15 @@ describe('the resumed closing check: changes to what the run appended (held)', (
 describe('idle snapshots and the resumed check: no false alarms', () => {
   /**
    * Frames appended between the TaskCompacted answer and its idle snapshot, as another task's
-   * output would land there: the wrapper appends them (handshake: after the answer is durable,
+   * output would land there: the wrapper appends them (handshake: after the event and its answer are durable,
    * before the spine asks for the snapshot's seq).
    */
   async function compactWithFramesBetween(spine: LedgerSpine, taskId: TaskId, notes: number, receipt: boolean) {
     const recorder = spine.recorder;
-    const original = recorder.appendAnswer.bind(recorder);
+    const original = recorder.appendStep.bind(recorder);
     const between: Promise<unknown>[] = [];
     let receiptHash: string | undefined;
-    recorder.appendAnswer = async (...args) => {
+    recorder.appendStep = async (...args) => {
       const ack = await original(...args);
       for (let k = 0; k < notes; k++) between.push(recorder.appendNote('output', taskId, { n: k }));
       if (receipt) {
@@ -302,7 +302,7 @@ describe('idle snapshots and the resumed check: no false alarms', () => {
       return ack;
     };
     await spine.compact(taskId);
-    recorder.appendAnswer = original;
+    recorder.appendStep = original;
     await Promise.all(between);
     return receiptHash;
   }

@@ -108,10 +108,10 @@ export interface RecoveryReport {
   readonly recoveredSeq: number;
 }
 
+/** One append call: its frames (one, or a group that commits together) and who waits for them. */
 interface Pending {
-  readonly prepared: PreparedFrame;
-  readonly seq: number;
-  readonly resolve: (result: Result<AppendError, AppendAck>) => void;
+  readonly frames: readonly { readonly prepared: PreparedFrame; readonly seq: number }[];
+  readonly resolve: (result: Result<AppendError, readonly AppendAck[]>) => void;
 }
 
 /** A writer killed mid head-update leaves its temp file; we hold the lock, so any left is stale. */
@@ -228,6 +228,8 @@ export class LedgerWriter {
   #sealedSeq: number;
   #end: number;
   #queue: Pending[] = [];
+  /** Frames waiting in #queue (maxQueuedFrames counts frames, not appends). */
+  #queuedFrames = 0;
   #draining: Promise<void> | undefined;
   #failed: string | undefined;
   #closed = false;
@@ -359,19 +361,46 @@ export class LedgerWriter {
    * is fsynced and the head file updated. Bad input fails at once, before a
    * seq is taken.
    */
-  append(input: FrameInput): Promise<Result<AppendError, AppendAck>> {
-    if (this.#closed) return Promise.resolve(err({ _tag: 'LedgerClosed' }));
-    if (this.#failed !== undefined) return Promise.resolve(err({ _tag: 'LedgerFailed', reason: this.#failed }));
-    if (this.#queue.length >= this.#maxQueuedFrames) {
-      return Promise.resolve(err({ _tag: 'QueueFull', maxQueuedFrames: this.#maxQueuedFrames }));
+  async append(input: FrameInput): Promise<Result<AppendError, AppendAck>> {
+    const acks = await this.appendGroup([input]);
+    return acks._tag === 'Left' ? acks : ok(acks.right[0] as AppendAck);
+  }
+
+  /**
+   * Appends frames that must stand or fall together (a kernel event and its answer): consecutive
+   * seqs, always in one commit, so a crash leaves all of them or none (the open cuts back to the
+   * head, which names the last). Resolves with one ack per frame, in order. Bad input in any frame
+   * fails the whole group at once, before a seq is taken.
+   */
+  appendGroup(inputs: readonly FrameInput[]): Promise<Result<AppendError, readonly AppendAck[]>> {
+    const refused = this.refusal(inputs.length);
+    if (refused !== undefined) return Promise.resolve(err(refused));
+    if (inputs.length === 0) return Promise.resolve(ok([]));
+    const prepared: PreparedFrame[] = [];
+    for (const input of inputs) {
+      const one = prepareFrame(input, this.#maxPayloadBytes, this.#sha256);
+      if (one._tag === 'Left') return Promise.resolve(one);
+      prepared.push(one.right);
     }
-    const prepared = prepareFrame(input, this.#maxPayloadBytes, this.#sha256);
-    if (prepared._tag === 'Left') return Promise.resolve(prepared);
-    const seq = this.#nextSeq++;
+    const frames = prepared.map((frame) => ({ prepared: frame, seq: this.#nextSeq++ }));
     return new Promise((resolve) => {
-      this.#queue.push({ prepared: prepared.right, seq, resolve });
+      this.#queue.push({ frames, resolve });
+      this.#queuedFrames += frames.length;
       this.#kick();
     });
+  }
+
+  /**
+   * Why an append of `frames` frames made now would be refused whatever they hold (closed, failed,
+   * queue full), or undefined. A caller that must not act before knowing (the spine, before it
+   * steps the kernel) asks first; nothing can change the answer before its next await.
+   */
+  refusal(frames: number): AppendError | undefined {
+    if (this.#closed) return { _tag: 'LedgerClosed' };
+    if (this.#failed !== undefined) return { _tag: 'LedgerFailed', reason: this.#failed };
+    if (this.#queuedFrames + frames > this.#maxQueuedFrames)
+      return { _tag: 'QueueFull', maxQueuedFrames: this.#maxQueuedFrames };
+    return undefined;
   }
 
   #kick(): void {
@@ -382,10 +411,7 @@ export class LedgerWriter {
 
   async #drain(): Promise<void> {
     try {
-      while (this.#queue.length > 0 && this.#failed === undefined) {
-        const batch = this.#queue.splice(0, this.#maxBatchFrames);
-        await this.#commit(batch);
-      }
+      while (this.#queue.length > 0 && this.#failed === undefined) await this.#commit(this.#nextBatch());
     } finally {
       this.#draining = undefined;
       if (this.#queue.length > 0) {
@@ -395,11 +421,25 @@ export class LedgerWriter {
     }
   }
 
+  /** The next commit: whole appends, up to maxBatchFrames frames (a group larger than that alone). */
+  #nextBatch(): Pending[] {
+    let count = 0;
+    let appends = 0;
+    for (const pending of this.#queue) {
+      if (appends > 0 && count + pending.frames.length > this.#maxBatchFrames) break;
+      count += pending.frames.length;
+      appends += 1;
+    }
+    this.#queuedFrames -= count;
+    return this.#queue.splice(0, appends);
+  }
+
   async #commit(batch: readonly Pending[]): Promise<void> {
-    const frames = batch.map((pending, index) => {
+    const inputs = batch.flatMap((pending) => pending.frames);
+    const frames = inputs.map((input, index) => {
       const sealed = sealFrame(
-        pending.prepared,
-        { seq: pending.seq, prevHash: this.#lastHash, commit: index === batch.length - 1 },
+        input.prepared,
+        { seq: input.seq, prevHash: this.#lastHash, commit: index === inputs.length - 1 },
         this.#sha256,
       );
       this.#lastHash = sealed.hash;
@@ -431,14 +471,21 @@ export class LedgerWriter {
       this.#failQueued();
       return;
     }
-    batch.forEach((pending, index) => {
-      const frame = frames[index]!;
-      pending.resolve(ok({ seq: frame.seq, hash: toHex(frame.hash), offset: offsets[index]! }));
-    });
+    let index = 0;
+    for (const pending of batch) {
+      const acks = pending.frames.map(() => {
+        const frame = frames[index]!;
+        const ack = { seq: frame.seq, hash: toHex(frame.hash), offset: offsets[index]! };
+        index += 1;
+        return ack;
+      });
+      pending.resolve(ok(acks));
+    }
   }
 
   #failQueued(): void {
     const reason = this.#failed ?? 'closed';
+    this.#queuedFrames = 0;
     for (const pending of this.#queue.splice(0)) pending.resolve(err({ _tag: 'LedgerFailed', reason }));
   }
 

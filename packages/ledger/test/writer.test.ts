@@ -1,6 +1,6 @@
 import { copyFileSync, existsSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeHead, inspectLog, LedgerWriter, RECOVERED_KIND, stateDirLayout } from '../src/index.js';
+import { decodeHead, inspectLog, LedgerWriter, RECOVERED_KIND, stateDirLayout, toHex } from '../src/index.js';
 import { framesOf, mustAppend, note, openWriter, readLog, tempDir, testKey, writeNotes } from './helpers.js';
 
 const dirs: Array<{ remove: () => void }> = [];
@@ -70,6 +70,92 @@ describe('group commit', () => {
     // Read with a separate descriptor while the writer is still open.
     expect(framesOf(readLog(path)).map((f) => f.seq)).toEqual([1]);
     await writer.close();
+  });
+});
+
+describe('appendGroup: frames that stand or fall together', () => {
+  it('a group is one commit in durable mode: consecutive seqs, one acknowledgement per frame, the commit mark on the last', async () => {
+    const path = dir();
+    const writer = await openWriter(path, { key: testKey() });
+    await mustAppend(writer, note(1));
+    const acks = await writer.appendGroup([note(2), note(3), note(4)]);
+    await mustAppend(writer, note(5));
+    await writer.close();
+    if (acks._tag === 'Left') throw new Error(JSON.stringify(acks.left));
+    expect(acks.right.map((a) => a.seq)).toEqual([2, 3, 4]);
+    const frames = framesOf(readLog(path));
+    expect(frames.map((f) => [f.seq, f.commit])).toEqual([
+      [1, true],
+      [2, false],
+      [3, false],
+      [4, true],
+      [5, true],
+    ]);
+    expect(acks.right.map((a) => a.hash)).toEqual(frames.slice(1, 4).map((f) => toHex(f.hash)));
+    expect(inspect(path).ok).toBe(true);
+  });
+
+  it('a group is never split across commits, even when larger than maxBatchFrames', async () => {
+    const path = dir();
+    const writer = await openWriter(path, { mode: 'batched', maxBatchFrames: 2, key: testKey() });
+    const results = await Promise.all([
+      writer.append(note(1)),
+      writer.appendGroup([note(2), note(3), note(4)]),
+      writer.appendGroup([note(5), note(6)]),
+      writer.append(note(7)),
+    ]);
+    await writer.close();
+    expect(results.every((r) => r._tag === 'Right')).toBe(true);
+    const commitSeqs = framesOf(readLog(path))
+      .filter((f) => f.commit)
+      .map((f) => f.seq);
+    // Commits end after whole appends only: 1 | 2 3 4 | 5 6 | 7 (the first may share with none).
+    for (const inside of [2, 3, 5]) expect(commitSeqs).not.toContain(inside);
+    expect(commitSeqs).toContain(4);
+    expect(commitSeqs).toContain(6);
+    expect(inspect(path).ok).toBe(true);
+  });
+
+  it('bad input in any frame refuses the whole group before a seq is taken', async () => {
+    const path = dir();
+    const writer = await openWriter(path);
+    const bad = await writer.appendGroup([note(1), { ...note(2), kind: 'no spaces allowed' }]);
+    expect(bad).toMatchObject({ _tag: 'Left', left: { _tag: 'FrameInputError', field: 'kind' } });
+    expect(writer.nextSeq).toBe(1);
+    await mustAppend(writer, note(1));
+    await writer.close();
+    expect(framesOf(readLog(path)).map((f) => f.seq)).toEqual([1]);
+  });
+
+  it('the queue bound counts frames: a group that would pass it is refused whole', async () => {
+    const path = dir();
+    const writer = await openWriter(path, { mode: 'batched', maxQueuedFrames: 4, key: testKey() });
+    const [first, second, third] = await Promise.all([
+      writer.appendGroup([note(1), note(2), note(3)]),
+      writer.appendGroup([note(4), note(5)]),
+      writer.append(note(6)),
+    ]);
+    expect(first._tag).toBe('Right');
+    expect(second).toMatchObject({ _tag: 'Left', left: { _tag: 'QueueFull' } });
+    expect(third._tag).toBe('Right');
+    await writer.close();
+    expect(framesOf(readLog(path)).map((f) => f.seq)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('a crash before the head update drops the whole group: never part of it', async () => {
+    const path = dir();
+    const layout = stateDirLayout(path);
+    let writer = await openWriter(path, { key: testKey() });
+    await mustAppend(writer, note(1));
+    copyFileSync(layout.headPath, `${layout.headPath}.saved`);
+    expect((await writer.appendGroup([note(2), note(3)]))._tag).toBe('Right');
+    await writer.close();
+    // The state a crash between the group's fdatasync and its head update leaves.
+    copyFileSync(`${layout.headPath}.saved`, layout.headPath);
+    writer = await openWriter(path, { key: testKey() });
+    expect(writer.recovery).toMatchObject({ droppedFrames: 2, afterSeq: 1 });
+    await writer.close();
+    expect(framesOf(readLog(path)).map((f) => f.kind)).toEqual(['test.note', RECOVERED_KIND]);
   });
 });
 

@@ -20,6 +20,7 @@ import {
   ACTIONS_KIND,
   type AppendAck,
   type ArtifactStore,
+  type FrameInput,
   type LedgerWriter,
   type ReceiptedToolOutput,
   type ReceiptIssuer,
@@ -62,6 +63,36 @@ export class LedgerRecorder implements Recorder {
   }
 
   async appendEvent(pending: PendingEvent): Promise<KernelEvent> {
+    const { event, frame } = this.#eventFrame(pending);
+    const ack = await this.#writer.append(frame);
+    if (ack._tag === 'Left') throw new Error(`ledger append failed: ${JSON.stringify(ack.left)}`);
+    if (ack.right.seq !== event.seq) throw new Error(`ledger seq ${ack.right.seq} != event seq ${event.seq}`);
+    return event;
+  }
+
+  /**
+   * A kernel event and the kernel's answer to it, in one commit: `step` runs (synchronously, on the
+   * decoded event) before anything is written, and the two frames are durable together or not at
+   * all. Nothing may act on the answer before this resolves. Resolves with the answer frame's ack.
+   */
+  async appendStep(
+    pending: PendingEvent,
+    step: (event: KernelEvent) => { readonly actions: readonly Action[]; readonly stateHash: Hash32 },
+  ): Promise<{ readonly event: KernelEvent; readonly actions: readonly Action[]; readonly answer: AppendAck }> {
+    const { event, frame } = this.#eventFrame(pending);
+    // A writer that would refuse the two frames refuses before the kernel steps: nothing to undo.
+    const refused = this.#writer.refusal(2);
+    if (refused !== undefined) throw new Error(`ledger append failed: ${JSON.stringify(refused)}`);
+    const { actions, stateHash } = step(event);
+    const acks = await this.#writer.appendGroup([frame, this.#answerFrame(event.seq, actions, stateHash)]);
+    if (acks._tag === 'Left') throw new Error(`ledger append failed: ${JSON.stringify(acks.left)}`);
+    const [eventAck, answer] = acks.right as [AppendAck, AppendAck];
+    if (eventAck.seq !== event.seq) throw new Error(`ledger seq ${eventAck.seq} != event seq ${event.seq}`);
+    return { event, actions, answer };
+  }
+
+  /** The event as the next frame will carry it (its seq is the writer's next), decoded through the kernel's codec. */
+  #eventFrame(pending: PendingEvent): { readonly event: KernelEvent; readonly frame: FrameInput } {
     const candidate = JSON.parse(
       this.#redact(JSON.stringify({ ...pending, seq: this.#writer.nextSeq, at: this.#clockMs() })),
     );
@@ -70,17 +101,15 @@ export class LedgerRecorder implements Recorder {
       throw new Error(`runtime built an invalid ${pending.kind} event: ${decoded.left.problems.join('; ')}`);
     }
     const event = decoded.right;
-    const ack = await this.#writer.append({
+    const frame: FrameInput = {
       kind: event.kind,
       actor: 'runtime',
       visibility: 'internal',
       timestampMs: event.at,
       ...('taskId' in event ? { taskId: event.taskId } : {}),
       payload: candidate as Json,
-    });
-    if (ack._tag === 'Left') throw new Error(`ledger append failed: ${JSON.stringify(ack.left)}`);
-    if (ack.right.seq !== event.seq) throw new Error(`ledger seq ${ack.right.seq} != event seq ${event.seq}`);
-    return event;
+    };
+    return { event, frame };
   }
 
   async appendActions(forSeq: EventSeq, actions: readonly Action[], stateHash: Hash32): Promise<void> {
@@ -89,17 +118,21 @@ export class LedgerRecorder implements Recorder {
 
   /** appendActions, resolving with the frame's ack: a snapshot that follows it names its seq and hash. */
   async appendAnswer(forSeq: EventSeq, actions: readonly Action[], stateHash: Hash32): Promise<AppendAck> {
+    const ack = await this.#writer.append(this.#answerFrame(forSeq, actions, stateHash));
+    if (ack._tag === 'Left') throw new Error(`ledger append failed: ${JSON.stringify(ack.left)}`);
+    return ack.right;
+  }
+
+  #answerFrame(forSeq: EventSeq, actions: readonly Action[], stateHash: Hash32): FrameInput {
     const first = actions.find((a) => 'taskId' in a && a.taskId !== null) as { taskId?: TaskId } | undefined;
-    const ack = await this.#writer.append({
+    return {
       kind: ACTIONS_KIND,
       actor: 'kernel',
       visibility: 'internal',
       timestampMs: this.#clockMs(),
       ...(first?.taskId ? { taskId: first.taskId } : {}),
       payload: { for: forSeq, actions: JSON.parse(encodeActions(actions)) as Json, state: stateHash },
-    });
-    if (ack._tag === 'Left') throw new Error(`ledger append failed: ${JSON.stringify(ack.left)}`);
-    return ack.right;
+    };
   }
 
   /**

@@ -6,7 +6,7 @@
  *
  *   open ─► lock ─► rebuild (newest verified snapshot + replay of the rest) ─► [kernel.open frame if new]
  *        ─► compact finished tasks
- *   submit(event) ─► append event ─► kernel.step ─► append kernel.actions      (serialized)
+ *   submit(event) ─► kernel.step ─► append event + kernel.actions, one commit     (serialized)
  *                 ─► every `snapshotEveryFrames` frames: append kernel.snapshot (under the same lock)
  *
  * The kernel config and behaviour flags live in the log's `kernel.open` frame;
@@ -131,6 +131,8 @@ export class LedgerSpine {
   /** Seq of the newest trusted snapshot (or of the actions frame a skipped one would have covered). */
   #snapshotAt: number;
   #chain: Promise<unknown> = Promise.resolve();
+  /** Why the kernel stopped taking events (a step or its commit failed); null while it takes them. */
+  #broken: string | null = null;
   #closed = false;
 
   private constructor(
@@ -218,9 +220,21 @@ export class LedgerSpine {
   submit(pending: PendingEvent): Promise<SubmittedStep> {
     const next = this.#chain.then(async () => {
       if (this.#closed) throw new Error('the ledger is closed');
-      const event = await this.recorder.appendEvent(pending);
-      const actions = this.#kernel.step(event);
-      const answer = await this.recorder.appendAnswer(event.seq, actions, this.#kernel.stateHash());
+      if (this.#broken !== null) throw new Error(`the ledger stopped taking events: ${this.#broken}`);
+      // The event and the kernel's answer commit together: one fsync and head update, not two, and
+      // a crash leaves both or neither. The step is pure; nothing acts on it before the commit.
+      let stepped = false;
+      const { event, actions, answer } = await this.recorder
+        .appendStep(pending, (decoded) => {
+          const answered = { actions: this.#kernel.step(decoded), stateHash: this.#kernel.stateHash() };
+          stepped = true;
+          return answered;
+        })
+        .catch((error: unknown) => {
+          // The kernel stepped on an answer the log does not hold: it takes no more events.
+          if (stepped) this.#broken = (error as Error).message;
+          throw error;
+        });
       if (this.#snapshotDue(answer) || (pending.kind === 'TaskCompacted' && this.#idleSnapshotDue(answer))) {
         // Taken right after the actions frame, before any other kernel event: the state it covers.
         await this.recorder.appendSnapshot(this.#key, answer, this.#kernel);

@@ -1,0 +1,119 @@
+/**
+ * A kernel event and the kernel's answer to it are one commit (one fdatasync and head update):
+ * durable together or not at all. A commit that fails after the kernel stepped stops the spine
+ * taking events, since the kernel now holds a step the log does not.
+ */
+import { copyFileSync } from 'node:fs';
+import { decodePayload, RECOVERED_KIND } from '@crustcore/ledger';
+import { afterEach, describe, expect, it } from 'vitest';
+import { logFrames, type TempLedger, tempLedger } from './spine-helpers.js';
+import { submitBatch, TaskScript } from './task-script.js';
+
+let ledger: TempLedger | null = null;
+afterEach(() => {
+  ledger?.remove();
+  ledger = null;
+});
+
+const payloadOf = (frame: ReturnType<typeof logFrames>[number]): Record<string, unknown> => {
+  const decoded = decodePayload(frame);
+  if (decoded._tag === 'Left') throw new Error('payload does not decode');
+  return decoded.right as Record<string, unknown>;
+};
+
+describe('one commit per kernel step', () => {
+  it('every kernel event is followed, in the same commit, by its answer: only the answer carries the commit mark', async () => {
+    ledger = tempLedger();
+    const spine = await ledger.open({ snapshotEveryFrames: 0 });
+    const script = new TaskScript(1, 'apply');
+    while (!script.done) await submitBatch(spine, [script]);
+    await spine.close();
+    const frames = logFrames(ledger.logPath);
+    const answers = frames.filter((f) => f.kind === 'kernel.actions');
+    // The whole task: created, ready, planned, proposed, verified, approved, applied, finished.
+    expect(answers.length).toBeGreaterThanOrEqual(6);
+    for (const answer of answers) {
+      const event = frames[frames.indexOf(answer) - 1];
+      expect(payloadOf(answer).for, `answer ${answer.seq}`).toBe(event?.seq);
+      expect(event?.commit, `event ${event?.seq}`).toBe(false);
+      expect(answer.commit).toBe(true);
+    }
+    expect(ledger.replay().ok).toBe(true);
+  });
+
+  it('a crash before the head update drops the event with its answer: the next open neither keeps half nor records an unanswered event', async () => {
+    ledger = tempLedger();
+    let spine = await ledger.open({ snapshotEveryFrames: 0 });
+    const script = new TaskScript(1, 'apply');
+    await submitBatch(spine, [script]);
+    await submitBatch(spine, [script]);
+    const before = spine.kernel.stateHash();
+    const headPath = ledger.logPath.replace(/\.log$/, '.head');
+    copyFileSync(headPath, `${headPath}.saved`);
+    await submitBatch(spine, [script]);
+    expect(spine.kernel.stateHash()).not.toBe(before);
+    await spine.close();
+    // What a crash between the commit's fdatasync and its head update leaves.
+    copyFileSync(`${headPath}.saved`, headPath);
+    spine = await ledger.open({ snapshotEveryFrames: 0 });
+    expect(spine.kernel.stateHash()).toBe(before);
+    await spine.close();
+    const recovered = logFrames(ledger.logPath)
+      .filter((f) => f.kind === RECOVERED_KIND)
+      .map(payloadOf);
+    expect(recovered).toEqual([expect.objectContaining({ reason: 'unacknowledged commit', droppedFrames: 2 })]);
+    expect(ledger.replay().ok).toBe(true);
+  });
+
+  it('a commit that fails after the step stops the spine taking events; the log keeps none of it and replays', async () => {
+    ledger = tempLedger();
+    let spine = await ledger.open({ snapshotEveryFrames: 0 });
+    const script = new TaskScript(1, 'apply');
+    await submitBatch(spine, [script]);
+    const framesBefore = logFrames(ledger.logPath).length;
+    const recorder = spine.recorder;
+    const original = recorder.appendStep.bind(recorder);
+    // Fault injection: the kernel steps, then the commit fails (a write or fsync error).
+    recorder.appendStep = (pending, step) =>
+      original(pending, (event) => {
+        step(event);
+        throw new Error('injected: the commit failed');
+      });
+    await expect(submitBatch(spine, [script])).rejects.toThrow('injected');
+    recorder.appendStep = original;
+    const stepped = spine.kernel.stateHash();
+    await expect(spine.submit({ kind: 'TaskPlanned', taskId: script.taskId, summary: 'plan' })).rejects.toThrow(
+      /stopped taking events: injected/,
+    );
+    // Refused before stepping: the kernel did not move again.
+    expect(spine.kernel.stateHash()).toBe(stepped);
+    await spine.close();
+    expect(logFrames(ledger.logPath).length).toBe(framesBefore);
+    expect(ledger.replay().ok).toBe(true);
+    // A new open rebuilds from the log, without the step that was never recorded.
+    spine = await ledger.open({ snapshotEveryFrames: 0 });
+    expect(spine.kernel.stateHash()).not.toBe(stepped);
+    await spine.close();
+  });
+
+  it('a step that throws (the kernel refused the event outright) writes nothing and leaves the spine taking events', async () => {
+    ledger = tempLedger();
+    const spine = await ledger.open({ snapshotEveryFrames: 0 });
+    const script = new TaskScript(1, 'apply');
+    await submitBatch(spine, [script]);
+    const framesBefore = logFrames(ledger.logPath).length;
+    const recorder = spine.recorder;
+    const original = recorder.appendStep.bind(recorder);
+    recorder.appendStep = (pending) =>
+      original(pending, () => {
+        throw new Error('injected: the step threw');
+      });
+    await expect(submitBatch(spine, [script])).rejects.toThrow('injected');
+    recorder.appendStep = original;
+    expect(logFrames(ledger.logPath).length).toBe(framesBefore);
+    const step = await spine.submit({ kind: 'WorkspaceReady', taskId: script.taskId, baseCommit: 'base' });
+    expect(step.event.seq).toBe(framesBefore + 1);
+    await spine.close();
+    expect(ledger.replay().ok).toBe(true);
+  });
+});
