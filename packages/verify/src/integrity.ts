@@ -150,6 +150,10 @@ async function contentRisks(
       findings.push({ kind: 'embedded-git-repository', detail: `${path} is a gitdir pointer`, path });
   }
   const risks = findingsToRisks(findings);
+  if (tree === null || pointers === null) {
+    // Fail safe: without the patched tree the link, embedded-repository and pointer checks cannot run.
+    risks.push(riskOf('verify-command-changed', 'the patched tree could not be read to check the patch', []));
+  }
   if (tree !== null) {
     const escaping = newlyEscaping(await linkTargets(reader, base), await linkTargets(reader, tree), changed);
     if (escaping.length > 0) risks.push(riskOf('symlink-outside', RISK_MEANING['symlink-outside'], escaping));

@@ -246,6 +246,46 @@ function scratch(home: string): string {
   return mkdtempSync(join(dir, 'patch-'));
 }
 
+function changedFilesOf(entries: ReturnType<typeof parseRawDiff>, binary: ReadonlySet<string>): ChangedFile[] {
+  return entries.map((entry) => {
+    const oldMode = entry.oldMode === ZERO_MODE ? null : entry.oldMode;
+    const newMode = entry.newMode === ZERO_MODE ? null : entry.newMode;
+    return {
+      status: entry.status,
+      path: entry.path,
+      oldPath: entry.oldPath,
+      oldMode,
+      newMode,
+      baseBlob: isZeroId(entry.oldBlob) ? null : entry.oldBlob,
+      newBlob: isZeroId(entry.newBlob) ? null : entry.newBlob,
+      binary: binary.has(entry.path),
+      fileClass: classifyPath(entry.path),
+      executableChanged: oldMode !== null && newMode !== null && (oldMode === '100755') !== (newMode === '100755'),
+    };
+  });
+}
+
+/** Why the changed paths cannot become a patch (too many, a forbidden path, a gitlink), or null. */
+function rejectedPaths(
+  entries: ReturnType<typeof parseRawDiff>,
+  options: ExtractOptions,
+): Extract<ExtractError, { _tag: 'PatchRejected' }> | null {
+  const maxFiles = options.maxFiles ?? DEFAULT_MAX_PATCH_FILES;
+  if (entries.length > maxFiles) {
+    return { _tag: 'PatchRejected', problems: [{ reason: 'too-many-files', path: `${entries.length} files` }] };
+  }
+  const problems: { reason: PatchRejectionReason; path: string }[] = [];
+  for (const entry of entries) {
+    for (const path of entry.oldPath === null ? [entry.path] : [entry.oldPath, entry.path]) {
+      const reason = checkPath(path, options);
+      if (reason !== null) problems.push({ reason, path });
+    }
+    if (entry.newMode === '160000' || entry.oldMode === '160000')
+      problems.push({ reason: 'gitlink', path: entry.path });
+  }
+  return problems.length > 0 ? { _tag: 'PatchRejected', problems: problems.slice(0, 100) } : null;
+}
+
 /**
  * Stages everything in the worktree and returns the patch against its base,
  * or null when nothing changed.
@@ -260,37 +300,25 @@ export async function extractPatch(
   if (added._tag === 'Left') return added;
   const diffOf = ['diff', '--cached', ...GIT_DIFF_SAFETY_ARGS, '-M', '--full-index'];
   const diffArgs = [...diffOf, '-z'];
-  const raw = await gitRawText(location, [...diffArgs, '--raw', base, '--']);
-  if (raw._tag === 'Left') return raw;
-  const entries = parseRawDiff(raw.right);
-  if (entries.length === 0) return ok(null);
-  const maxFiles = options.maxFiles ?? DEFAULT_MAX_PATCH_FILES;
-  if (entries.length > maxFiles) {
-    return err({ _tag: 'PatchRejected', problems: [{ reason: 'too-many-files', path: `${entries.length} files` }] });
-  }
-  const problems: { reason: PatchRejectionReason; path: string }[] = [];
-  for (const entry of entries) {
-    for (const path of entry.oldPath === null ? [entry.path] : [entry.oldPath, entry.path]) {
-      const reason = checkPath(path, options);
-      if (reason !== null) problems.push({ reason, path });
-    }
-    if (entry.newMode === '160000' || entry.oldMode === '160000')
-      problems.push({ reason: 'gitlink', path: entry.path });
-  }
-  if (problems.length > 0) return err({ _tag: 'PatchRejected', problems: problems.slice(0, 100) });
-
   // The patch goes through a file: process output is captured as text, and patch bytes need not be UTF-8.
   const home = options.home ?? crustcoreHome();
   mkdirSync(scratchDir(home), { recursive: true, mode: 0o700 });
   const dir = scratch(home);
   try {
     const file = join(dir, 'patch.diff');
-    // Three reads of the same staged index, side by side: each git call costs a process start.
-    const [numstat, diff, tree] = await Promise.all([
+    // Four reads of the same staged index, side by side: each git call costs a process start, and
+    // the checks below need all of them (add -A already read every file, so the diff costs no more).
+    const [raw, numstat, diff, tree] = await Promise.all([
+      gitRawText(location, [...diffArgs, '--raw', base, '--']),
       gitRawText(location, [...diffArgs, '--numstat', base, '--']),
       runGitAt(location, [...diffOf, '--binary', `--output=${file}`, base, '--']),
       gitText(location, ['write-tree']),
     ]);
+    if (raw._tag === 'Left') return raw;
+    const entries = parseRawDiff(raw.right);
+    if (entries.length === 0) return ok(null);
+    const rejected = rejectedPaths(entries, options);
+    if (rejected !== null) return err(rejected);
     if (numstat._tag === 'Left') return numstat;
     if (diff._tag === 'Left') return diff;
     const binary = parseBinaryPaths(numstat.right);
@@ -299,22 +327,7 @@ export async function extractPatch(
       return err({ _tag: 'PatchRejected', problems: [{ reason: 'too-large', path: `${bytes.length} bytes` }] });
     }
     if (tree._tag === 'Left') return tree;
-    const files: ChangedFile[] = entries.map((entry) => {
-      const oldMode = entry.oldMode === ZERO_MODE ? null : entry.oldMode;
-      const newMode = entry.newMode === ZERO_MODE ? null : entry.newMode;
-      return {
-        status: entry.status,
-        path: entry.path,
-        oldPath: entry.oldPath,
-        oldMode,
-        newMode,
-        baseBlob: isZeroId(entry.oldBlob) ? null : entry.oldBlob,
-        newBlob: isZeroId(entry.newBlob) ? null : entry.newBlob,
-        binary: binary.has(entry.path),
-        fileClass: classifyPath(entry.path),
-        executableChanged: oldMode !== null && newMode !== null && (oldMode === '100755') !== (newMode === '100755'),
-      };
-    });
+    const files = changedFilesOf(entries, binary);
     const integrity = await integrityRisks({
       reader: gitTreeReader(location),
       baseCommit: base,

@@ -303,7 +303,19 @@ async function verifyIn(
   request: VerifyRequest,
 ): Promise<Result<VerifyError, VerifyOutcome>> {
   const { patch } = request;
-  const tree = await applyPatchFile(worktree, patch.bytes, request.home ?? crustcoreHome());
+  // Checked on the fresh worktree with the verify argv known: the authority, whatever extraction
+  // said. Read beside the apply, on the tree the patch claims; kept only if the apply makes that tree.
+  const checked = integrityRisks({
+    reader: gitTreeReader(worktreeLocation(worktree)),
+    baseCommit: patch.baseCommit,
+    treeId: patch.treeId,
+    files: patch.files,
+    argv: request.argv,
+  });
+  const [tree, integrity] = await Promise.all([
+    applyPatchFile(worktree, patch.bytes, request.home ?? crustcoreHome()),
+    checked,
+  ]);
   if (tree._tag === 'Left') return tree;
   // The tree is fixed before the verify command runs, so nothing the command writes can change it.
   if (tree.right !== patch.treeId) {
@@ -314,14 +326,6 @@ async function verifyIn(
       message: 'the patch applied to the base does not reproduce the worker tree',
     });
   }
-  // Checked on the fresh worktree with the verify argv known: the authority, whatever extraction said.
-  const integrity = await integrityRisks({
-    reader: gitTreeReader(worktreeLocation(worktree)),
-    baseCommit: patch.baseCommit,
-    treeId: tree.right,
-    files: patch.files,
-    argv: request.argv,
-  });
   const risky = await dependencyRisk(
     patch.files,
     commitTree(request.repo, patch.baseCommit),

@@ -9,7 +9,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commitTree } from '../src/environment/tree-reader.js';
-import { gitTreeReader } from '../src/index.js';
+import { gitTreeReader, integrityRisks } from '../src/index.js';
 import { type Fixture, git, makeRepo, repoOf } from './git-fixture.js';
 
 let fixture: Fixture | null = null;
@@ -70,5 +70,34 @@ describe('commitTree reads each manifest once', () => {
     } finally {
       renameSync(join(repoDir, '.git-away'), join(repoDir, '.git'));
     }
+  });
+});
+
+describe('integrity checks fail safe when the patched tree cannot be read', () => {
+  it('a tree git does not have needs a person; CONTROL: the same patch on a tree git has adds no such risk', async () => {
+    fixture = makeRepo({ 'a.txt': 'alpha\n' });
+    const { repoDir } = fixture;
+    writeFileSync(join(repoDir, 'a.txt'), 'beta\n');
+    git(repoDir, 'add', 'a.txt');
+    const patched = git(repoDir, 'write-tree').trim();
+    const base = git(repoDir, 'rev-parse', 'HEAD').trim();
+    const baseBlob = git(repoDir, 'rev-parse', 'HEAD:a.txt').trim();
+    const newBlob = git(repoDir, 'rev-parse', ':a.txt').trim();
+    const files = [{ status: 'M' as const, path: 'a.txt', oldPath: null, newMode: '100644', baseBlob, newBlob }];
+    const unreadable = 'd'.repeat(40);
+    const risksOn = async (treeId: string) =>
+      (
+        await integrityRisks({
+          reader: gitTreeReader(locationOf(repoDir)),
+          baseCommit: base,
+          treeId,
+          files,
+          argv: null,
+        })
+      )
+        .filter((r) => r.detail.includes('patched tree could not be read'))
+        .map((r) => r.kind);
+    expect(await risksOn(unreadable)).toEqual(['verify-command-changed']);
+    expect(await risksOn(patched)).toEqual([]);
   });
 });
