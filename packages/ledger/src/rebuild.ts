@@ -6,7 +6,11 @@
  * undecoded) until the next snapshot frame. A snapshot that
  * verifies (snapshot.ts) replaces everything held with the state it carries;
  * one that does not is reported and skipped, and the held frames are replayed
- * as if it were not there. What is held at the end is replayed, each recorded
+ * as if it were not there. Restoring a snapshot (rebuilding the kernel from its
+ * state and hashing it) is the costly check, so it waits until the rebuild
+ * needs the state: only the snapshot it resumes from is restored. Should that
+ * one not restore, the rebuild is done again restoring each snapshot as it is
+ * met. What is held at the end is replayed, each recorded
  * answer checked, as `inspect --replay` does. The same scan finds the last
  * receipt (so the receipt chain continues) and the tasks the log created (so
  * the runtime can compact the finished ones).
@@ -74,6 +78,12 @@ const payloadOf = (frame: DecodedFrame): Json | undefined => {
   return decoded._tag === 'Right' ? decoded.right : undefined;
 };
 
+/** A snapshot that passed every check but the restore, held until the rebuild needs its state. */
+interface PendingSnapshot<E, K extends ReplayableKernel<E>> {
+  readonly seq: number;
+  readonly restore: () => ReturnType<SnapshotWitness<E, K>['check']>;
+}
+
 class Rebuild<E, K extends ReplayableKernel<E>> {
   readonly replayer: Replayer<E, K>;
   readonly witness: SnapshotWitness<E, K>;
@@ -81,11 +91,17 @@ class Rebuild<E, K extends ReplayableKernel<E>> {
   readonly prefix = new PrefixTracker();
   readonly #kernel: ReplayKernel<E, K>;
   readonly #key: ReceiptKey | undefined;
+  /** Restore only the snapshot the rebuild resumes from (see rebuildRun); false: each one as it is met. */
+  readonly #deferRestore: boolean;
   #held: DecodedFrame[] = [];
+  #pending: PendingSnapshot<E, K> | undefined;
+  /** The deferred snapshot did not restore: this rebuild's result is void; rebuild restoring each one. */
+  restoreFailed = false;
 
-  constructor(kernel: ReplayKernel<E, K>, key: ReceiptKey | undefined) {
+  constructor(kernel: ReplayKernel<E, K>, key: ReceiptKey | undefined, deferRestore: boolean) {
     this.#kernel = kernel;
     this.#key = key;
+    this.#deferRestore = deferRestore;
     this.replayer = new Replayer(kernel, { key });
     this.witness = new SnapshotWitness(kernel);
   }
@@ -102,7 +118,7 @@ class Rebuild<E, K extends ReplayableKernel<E>> {
     this.witness.observe(frame, () => payloadOf(frame));
     this.#held.push(frame);
     if (this.#held.length >= MAX_HELD_FRAMES) this.flush();
-    return this.replayer.failure === undefined;
+    return this.replayer.failure === undefined && !this.restoreFailed;
   }
 
   #replays(kind: string): boolean {
@@ -121,19 +137,49 @@ class Rebuild<E, K extends ReplayableKernel<E>> {
       this.untrusted.push({ seq: frame.seq, reason: 'no receipt key to check the snapshot MAC' });
       return;
     }
-    const checked = this.witness.check(payload, this.#key);
+    const checked = this.witness.checkDeferred(payload, this.#key);
     if (checked._tag === 'Left') {
       this.untrusted.push({ seq: frame.seq, reason: checked.left });
       return;
     }
-    // Everything held is covered by the verified state: it never needs replaying.
-    this.#held = [];
-    this.replayer.resume(checked.right.kernel, frame.seq, checked.right.opening);
+    const pending = { seq: frame.seq, restore: checked.right.restore };
+    if (!this.#deferRestore) {
+      // Restored now: one that does not restore is skipped, and what is held is replayed past it.
+      const restored = pending.restore();
+      if (restored._tag === 'Left') {
+        this.untrusted.push({ seq: frame.seq, reason: restored.left });
+        return;
+      }
+      this.#held = [];
+      this.replayer.resume(restored.right.kernel, frame.seq, restored.right.opening);
+    } else {
+      // Everything held is covered by this state once it restores; a later snapshot supersedes it.
+      this.#held = [];
+      this.#pending = pending;
+    }
     this.prefix.trusted(frame.seq, checked.right.coversSeq, checked.right.opening);
   }
 
-  /** Replays what is held, in log order. */
+  /**
+   * Restores the pending snapshot and resumes the replay there. One that does not restore voids
+   * this rebuild (the frames before it were let go): false, and the caller rebuilds restoring each.
+   */
+  #resumeFromPending(): boolean {
+    const pending = this.#pending;
+    if (pending === undefined) return true;
+    this.#pending = undefined;
+    const restored = pending.restore();
+    if (restored._tag === 'Left') {
+      this.restoreFailed = true;
+      return false;
+    }
+    this.replayer.resume(restored.right.kernel, pending.seq, restored.right.opening);
+    return true;
+  }
+
+  /** Replays what is held, in log order (from the pending snapshot's state, restored first). */
   flush(): void {
+    if (this.restoreFailed || !this.#resumeFromPending()) return;
     const held = this.#held;
     this.#held = [];
     for (const frame of held) {
@@ -149,8 +195,11 @@ export function rebuildKernel<E, K extends ReplayableKernel<E>>(
   kernel: ReplayKernel<E, K>,
   options: RebuildOptions = {},
 ): RebuiltKernel<E, K> {
-  const run = rebuildRun(logPath, kernel, options);
-  return run.finish(scanFile(logPath, 0, run.sha256, run.visit));
+  const deferred = rebuildRun(logPath, kernel, options, true);
+  const result = deferred.finish(scanFile(logPath, 0, deferred.sha256, deferred.visit));
+  if (result !== undefined) return result;
+  const eager = rebuildRun(logPath, kernel, options, false);
+  return eager.finish(scanFile(logPath, 0, eager.sha256, eager.visit)) as RebuiltKernel<E, K>;
 }
 
 /**
@@ -163,18 +212,31 @@ export async function rebuildKernelYielding<E, K extends ReplayableKernel<E>>(
   kernel: ReplayKernel<E, K>,
   options: RebuildOptions = {},
 ): Promise<RebuiltKernel<E, K>> {
-  const run = rebuildRun(logPath, kernel, options);
-  return run.finish(await scanFileYielding(logPath, 0, run.sha256, run.visit));
+  const deferred = rebuildRun(logPath, kernel, options, true);
+  const result = deferred.finish(await scanFileYielding(logPath, 0, deferred.sha256, deferred.visit));
+  if (result !== undefined) return result;
+  const eager = rebuildRun(logPath, kernel, options, false);
+  return eager.finish(await scanFileYielding(logPath, 0, eager.sha256, eager.visit)) as RebuiltKernel<E, K>;
 }
 
-/** One rebuild: the visitor a scan feeds, and what it ends with. */
+/**
+ * One rebuild: the visitor a scan feeds, and what it ends with. With `deferRestore` only the
+ * snapshot the rebuild resumes from is restored (each restore re-hashes a whole kernel state, and a
+ * log holds one snapshot per run); if that one does not restore, `finish` gives undefined and the
+ * caller rebuilds restoring each snapshot as it is met, skipping those that fail.
+ */
 function rebuildRun<E, K extends ReplayableKernel<E>>(
   logPath: string,
   kernel: ReplayKernel<E, K>,
   options: RebuildOptions,
-): { sha256: Sha256; visit: (frame: DecodedFrame) => boolean; finish: (end: ScanEnd) => RebuiltKernel<E, K> } {
+  deferRestore: boolean,
+): {
+  sha256: Sha256;
+  visit: (frame: DecodedFrame) => boolean;
+  finish: (end: ScanEnd) => RebuiltKernel<E, K> | undefined;
+} {
   const sha256 = options.sha256 ?? nodeSha256;
-  const rebuild = new Rebuild(kernel, options.key);
+  const rebuild = new Rebuild(kernel, options.key, deferRestore);
   const chain = new ChainCheck(readHeadState(options.headPath ?? defaultHeadPath(logPath)));
   let lastReceiptHash: string = GENESIS_RECEIPT_HASH;
   const taskIds = new Set<string>();
@@ -199,8 +261,9 @@ function rebuildRun<E, K extends ReplayableKernel<E>>(
     } else if (frame.kind === 'TaskCreated' && frame.taskId !== undefined) taskIds.add(frame.taskId);
     return rebuild.visit(frame);
   };
-  const finish = (end: ScanEnd): RebuiltKernel<E, K> => {
+  const finish = (end: ScanEnd): RebuiltKernel<E, K> | undefined => {
     rebuild.flush();
+    if (rebuild.restoreFailed) return undefined;
     const finished = rebuild.replayer.finish();
     const report = chain.finish(end, size, options.key);
     // The writer's open cuts back whatever lies past the head (never acknowledged): a frame still

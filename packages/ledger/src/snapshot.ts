@@ -160,6 +160,20 @@ export class SnapshotWitness<E, K extends ReplayableKernel<E>> {
   }
 
   check(payload: Json, key: ReceiptKey | undefined): Check<CheckedSnapshot<K>> {
+    const checked = this.checkDeferred(payload, key);
+    return checked._tag === 'Left' ? checked : checked.right.restore();
+  }
+
+  /**
+   * Every check but the costly one: the MAC, what the snapshot covers, and the state hash that
+   * frame recorded. `restore` then rebuilds the kernel from the state and checks it hashes to that
+   * (a state altered under a valid MAC fails there). A rebuild restores only the snapshot it
+   * resumes from; a later one that passes these checks supersedes it unrestored.
+   */
+  checkDeferred(
+    payload: Json,
+    key: ReceiptKey | undefined,
+  ): Check<{ readonly coversSeq: number; readonly opening: Json; readonly restore: () => Check<CheckedSnapshot<K>> }> {
     const decoded = SnapshotC.decode(payload);
     if (decoded._tag === 'Left') return no('the snapshot payload does not decode (truncated, or not a v1 snapshot)');
     const snapshot = decoded.right;
@@ -185,10 +199,13 @@ export class SnapshotWitness<E, K extends ReplayableKernel<E>> {
     if (recorded._tag === 'Left' || recorded.right.state !== snapshot.stateHash) {
       return no(`its state hash is not the one recorded at seq ${covered.seq}`);
     }
-    const restored = this.#restore(opening, snapshot.state as Json, snapshot.stateHash, key !== undefined);
-    return restored._tag === 'Left'
-      ? restored
-      : { _tag: 'Right', right: { ...restored.right, coversSeq: covered.seq, opening } };
+    const restore = (): Check<CheckedSnapshot<K>> => {
+      const restored = this.#restore(opening, snapshot.state as Json, snapshot.stateHash, key !== undefined);
+      return restored._tag === 'Left'
+        ? restored
+        : { _tag: 'Right', right: { ...restored.right, coversSeq: covered.seq, opening } };
+    };
+    return { _tag: 'Right', right: { coversSeq: covered.seq, opening, restore } };
   }
 
   /**

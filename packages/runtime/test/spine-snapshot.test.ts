@@ -166,6 +166,56 @@ describe('kernel snapshots', () => {
     await reopened.close();
   }, 60_000);
 
+  it('the open restores only the snapshot it resumes from; if that one does not restore, it falls back to the newest that does', async () => {
+    ledger = tempLedger();
+    const scripts = [1, 2, 3, 4].map((n) => new TaskScript(n, 'apply'));
+    const spine = await ledger.open({ snapshotEveryFrames: 10 });
+    while (scripts.some((s) => !s.done))
+      await submitBatch(
+        spine,
+        scripts.filter((s) => !s.done),
+      );
+    const closedState = spine.kernel.stateHash();
+    await spine.close();
+    const snapshots = countSnapshots(ledger.logPath);
+    expect(snapshots).toBeGreaterThanOrEqual(4);
+    // The newest snapshot's state, known by its lastAt (each snapshot's is later than the one before).
+    let newestLastAt = -1;
+    scanFile(ledger.logPath, 0, nodeSha256, (frame) => {
+      const payload = decodePayload(frame);
+      if (frame.kind === SNAPSHOT_KIND && payload._tag === 'Right')
+        newestLastAt = (payload.right as { state: { lastAt: number } }).state.lastAt;
+      return true;
+    });
+    let restores = 0;
+    let refuseNewest = false;
+    const base = kernelReplay();
+    const restore = base.restore as NonNullable<typeof base.restore>;
+    const counting: typeof base = {
+      ...base,
+      // Given another state, the restored kernel fails the hash check, as an altered state does.
+      restore: (opening, state) => {
+        restores += 1;
+        const newest = (state as { lastAt: number }).lastAt === newestLastAt;
+        return restore(opening, refuseNewest && newest ? ({ ...(state as object), lastAt: 0 } as Json) : state);
+      },
+    };
+    const rebuilt = rebuildKernel(ledger.logPath, counting, { key: ledger.key });
+    expect(rebuilt.failure).toBeUndefined();
+    expect(rebuilt.kernel.stateHash()).toBe(closedState);
+    expect(restores).toBe(1);
+    // CONTROL: the newest snapshot does not restore. It is reported, and the open resumes from the one
+    // before it, restoring each snapshot as it is met, and still reaches the state the log holds.
+    restores = 0;
+    refuseNewest = true;
+    const fallen = rebuildKernel(ledger.logPath, counting, { key: ledger.key });
+    expect(fallen.failure).toBeUndefined();
+    expect(fallen.kernel.stateHash()).toBe(closedState);
+    expect(restores).toBe(1 + snapshots);
+    expect(fallen.untrustedSnapshots.map((u) => u.seq)).toEqual([rebuilt.resumedAtSnapshot]);
+    expect(fallen.resumedAtSnapshot).toBeLessThan(rebuilt.resumedAtSnapshot as number);
+  }, 60_000);
+
   it('a frame damaged before the head (and its snapshots) makes open fail, not rebuild from part of the log', async () => {
     ledger = tempLedger();
     const scripts = [1, 2, 3].map((n) => new TaskScript(n, 'apply'));
