@@ -169,9 +169,10 @@ export function resolveCommit(repo: Repository, ref: string): Promise<Result<Wor
   const running = resolving.get(key);
   if (running !== undefined) return running;
   const asked = askCommit(repo, ref).then((resolved) => {
-    if (resolved._tag === 'Right' && resolved.right === ref) {
+    // What git resolved is a full commit id it confirmed, whatever was asked (HEAD, a branch).
+    if (resolved._tag === 'Right') {
       if (confirmedCommits.size >= CONFIRMED_LIMIT) confirmedCommits.clear();
-      confirmedCommits.add(key);
+      confirmedCommits.add(`${repo.gitDir}\u0000${resolved.right}`);
     }
     return resolved;
   });

@@ -5,7 +5,7 @@
  * a moving ref (HEAD after a commit) resolves anew every time, a missing id is never remembered.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -60,6 +60,24 @@ describe('resolveCommit remembers confirmed commit ids only', () => {
     expect((await resolveCommit(repo, missing))._tag).toBe('Left');
     expect((await resolveCommit(repo, missing))._tag).toBe('Left');
     if (first._tag === 'Right') expect(await resolveCommit(repo, first.right)).toEqual(first);
+  });
+});
+
+describe('resolveCommit: what HEAD resolved to is confirmed too', () => {
+  it('the id HEAD gave is answered without git; CONTROL: another real commit id is asked of git, which is gone', async () => {
+    const { path, repo } = await repository('sha1');
+    git(path, 'commit', '-q', '--allow-empty', '-m', 'next');
+    const parent = git(path, 'rev-parse', 'HEAD~1');
+    const head = await resolveCommit(repo, 'HEAD');
+    if (head._tag === 'Left') throw new Error(head.left.message);
+    renameSync(join(path, '.git'), join(path, 'moved.git'));
+    try {
+      expect(await resolveCommit(repo, head.right)).toEqual(head);
+      expect((await resolveCommit(repo, parent))._tag).toBe('Left');
+    } finally {
+      renameSync(join(path, 'moved.git'), join(path, '.git'));
+    }
+    expect((await resolveCommit(repo, parent))._tag).toBe('Right');
   });
 });
 
