@@ -3,8 +3,9 @@
  * journals hold BENCH_HISTORY past tasks (default 100, made by real `crustcore run`s) against
  * one that holds 2, in the same run, rounds alternated. Target: ≤ 1.15× at 100 past tasks.
  *
- * Then the two parts of a run that used to read the whole history, each against the way it
+ * Then the parts of a run that used to read the whole history, each against the way it
  * did so, measured in the same run on the long history:
+ * - the open's rebuild restoring only the snapshot it resumes from vs every snapshot it meets;
  * - the run's closing ledger check resumed where its open left off (`InspectOptions.resume`)
  *   vs the check scoped from the snapshot (`fromSnapshot`: it chain-checked every frame again);
  * - start-up journal recovery, which skips journals marked ended, vs reading every journal
@@ -110,6 +111,21 @@ const [resumed, scoped] = await runCases(
   ],
 );
 if (resumed !== undefined && scoped !== undefined) ratio('closing check, resumed vs scoped', resumed, scoped);
+
+const rebuildWith = (restoreEverySnapshot: boolean) => () => {
+  const again = rebuildKernel(logPath, kernelReplay(), { key: key.right, restoreEverySnapshot });
+  if (again.failure !== undefined || again.resumedAtSnapshot !== rebuilt.resumedAtSnapshot)
+    throw new Error('the rebuild did not resume from the newest snapshot');
+};
+const [deferredOpen, eagerOpen] = await runCases(
+  `the open's rebuild (${rebuilt.frames} frames, a snapshot ending each run)`,
+  [
+    { name: 'restoring only the snapshot it resumes from', fn: rebuildWith(false) },
+    { name: 'restoring every snapshot it meets (before)', fn: rebuildWith(true) },
+  ],
+);
+if (deferredOpen !== undefined && eagerOpen !== undefined)
+  ratio('open rebuild, one restore vs every snapshot', deferredOpen, eagerOpen);
 
 const journalRoot = join(longHome, 'journal');
 const [marked, all] = await runCases(`start-up journal recovery (${HISTORY + ROUNDS} journals)`, [

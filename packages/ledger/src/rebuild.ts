@@ -71,6 +71,11 @@ export interface RebuildOptions {
   readonly headPath?: string;
   /** Checks snapshot MACs; without it no snapshot is trusted (the log is replayed from seq 1). */
   readonly key?: ReceiptKey;
+  /**
+   * Restore every snapshot as it is met (what the rebuild falls back to when the one it resumes
+   * from does not restore), instead of only that one. The same result, at a restore per snapshot.
+   */
+  readonly restoreEverySnapshot?: boolean;
 }
 
 const payloadOf = (frame: DecodedFrame): Json | undefined => {
@@ -195,9 +200,11 @@ export function rebuildKernel<E, K extends ReplayableKernel<E>>(
   kernel: ReplayKernel<E, K>,
   options: RebuildOptions = {},
 ): RebuiltKernel<E, K> {
-  const deferred = rebuildRun(logPath, kernel, options, true);
-  const result = deferred.finish(scanFile(logPath, 0, deferred.sha256, deferred.visit));
-  if (result !== undefined) return result;
+  if (options.restoreEverySnapshot !== true) {
+    const deferred = rebuildRun(logPath, kernel, options, true);
+    const result = deferred.finish(scanFile(logPath, 0, deferred.sha256, deferred.visit));
+    if (result !== undefined) return result;
+  }
   const eager = rebuildRun(logPath, kernel, options, false);
   return eager.finish(scanFile(logPath, 0, eager.sha256, eager.visit)) as RebuiltKernel<E, K>;
 }
@@ -212,9 +219,11 @@ export async function rebuildKernelYielding<E, K extends ReplayableKernel<E>>(
   kernel: ReplayKernel<E, K>,
   options: RebuildOptions = {},
 ): Promise<RebuiltKernel<E, K>> {
-  const deferred = rebuildRun(logPath, kernel, options, true);
-  const result = deferred.finish(await scanFileYielding(logPath, 0, deferred.sha256, deferred.visit));
-  if (result !== undefined) return result;
+  if (options.restoreEverySnapshot !== true) {
+    const deferred = rebuildRun(logPath, kernel, options, true);
+    const result = deferred.finish(await scanFileYielding(logPath, 0, deferred.sha256, deferred.visit));
+    if (result !== undefined) return result;
+  }
   const eager = rebuildRun(logPath, kernel, options, false);
   return eager.finish(await scanFileYielding(logPath, 0, eager.sha256, eager.visit)) as RebuiltKernel<E, K>;
 }
