@@ -41,6 +41,8 @@ export interface RebuiltKernel<E, K extends ReplayableKernel<E> = ReplayableKern
   readonly kernel: K;
   /** Whether the log already opened a shared kernel (else the runtime writes `kernel.open`). */
   readonly opened: boolean;
+  /** The `kernel.open` payload the kernel runs under (undefined when the log opened none). */
+  readonly opening: Json | undefined;
   readonly summary: ReplaySummary;
   readonly lastReceiptHash: string;
   /** Every task a TaskCreated frame named, in log order (duplicates removed). */
@@ -294,6 +296,7 @@ function rebuildRun<E, K extends ReplayableKernel<E>>(
       failure,
       kernel: rebuild.replayer.instance,
       opened: rebuild.replayer.opened,
+      opening: rebuild.replayer.opening,
       summary: finished.summary,
       lastReceiptHash,
       taskIds: [...taskIds],

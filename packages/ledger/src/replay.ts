@@ -73,6 +73,8 @@ export class Replayer<E, K extends ReplayableKernel<E> = ReplayableKernel<E>> {
   #snapshotsChecked = 0;
   #resumedAt: number | undefined;
   #opened = false;
+  /** The `kernel.open` payload the kernel runs under (from the frame, or carried into a resume). */
+  #opening: Json | undefined;
   #pending: PendingStep | undefined;
   #events = 0;
   #actions = 0;
@@ -106,6 +108,11 @@ export class Replayer<E, K extends ReplayableKernel<E> = ReplayableKernel<E>> {
     return this.#opened;
   }
 
+  /** The `kernel.open` payload the current kernel runs under, or undefined before the log opened one. */
+  get opening(): Json | undefined {
+    return this.#opening;
+  }
+
   #open(frame: ReplayFrame, payload: Json): IntegrityFailure | undefined {
     if (this.#pending !== undefined)
       return this.#fail(this.#pending.seq, `${OPEN_KIND} at seq ${frame.seq} before the last event's actions`);
@@ -114,6 +121,7 @@ export class Replayer<E, K extends ReplayableKernel<E> = ReplayableKernel<E>> {
     if (opened._tag === 'Left') return this.#fail(frame.seq, `${OPEN_KIND}: ${opened.left}`);
     this.#instance = opened.right;
     this.#opened = true;
+    this.#opening = payload;
     return undefined;
   }
 
@@ -131,6 +139,7 @@ export class Replayer<E, K extends ReplayableKernel<E> = ReplayableKernel<E>> {
   resume(kernel: K, snapshotSeq: number, opening: Json): undefined {
     this.#instance = kernel;
     this.#opened = true;
+    this.#opening = opening;
     this.#pending = undefined;
     this.#resumedAt = snapshotSeq;
     this.#witness.assumeOpened(opening);

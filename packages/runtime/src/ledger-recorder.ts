@@ -84,6 +84,10 @@ export class LedgerRecorder implements Recorder {
     const refused = this.#writer.refusal(2);
     if (refused !== undefined) throw new Error(`ledger append failed: ${JSON.stringify(refused)}`);
     const { actions, stateHash } = step(event);
+    // Nothing can append between taking the seq and here (all of it is synchronous): asserted, since
+    // an event frame whose seq is not its payload's would leave a log that never replays.
+    if (this.#writer.nextSeq !== event.seq)
+      throw new Error(`ledger seq moved to ${this.#writer.nextSeq} under event ${event.seq}`);
     const acks = await this.#writer.appendGroup([frame, this.#answerFrame(event.seq, actions, stateHash)]);
     if (acks._tag === 'Left') throw new Error(`ledger append failed: ${JSON.stringify(acks.left)}`);
     const [eventAck, answer] = acks.right as [AppendAck, AppendAck];

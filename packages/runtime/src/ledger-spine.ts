@@ -122,7 +122,9 @@ export class LedgerSpine {
   readonly logPath: string;
   readonly openReport: SpineOpenReport;
   readonly #writer: LedgerWriter;
-  readonly #kernel: Kernel;
+  #kernel: Kernel;
+  /** A kernel with this ledger's config, in a state the kernel once had (a step rolled back). */
+  readonly #restore: (state: Json) => Kernel | null;
   readonly #key: ReceiptKey;
   readonly #snapshotEvery: number;
   readonly #snapshotMin: number;
@@ -131,17 +133,24 @@ export class LedgerSpine {
   /** Seq of the newest trusted snapshot (or of the actions frame a skipped one would have covered). */
   #snapshotAt: number;
   #chain: Promise<unknown> = Promise.resolve();
-  /** Why the kernel stopped taking events (a step or its commit failed); null while it takes them. */
+  /** Why the kernel stopped taking events (a failed step could not be rolled back); null while it takes them. */
   #broken: string | null = null;
   #closed = false;
 
   private constructor(
     options: OpenSpineOptions,
-    parts: { writer: LedgerWriter; kernel: Kernel; recorder: LedgerRecorder; report: SpineOpenReport },
+    parts: {
+      writer: LedgerWriter;
+      kernel: Kernel;
+      restore: (state: Json) => Kernel | null;
+      recorder: LedgerRecorder;
+      report: SpineOpenReport;
+    },
   ) {
     this.logPath = options.logPath;
     this.#writer = parts.writer;
     this.#kernel = parts.kernel;
+    this.#restore = parts.restore;
     this.recorder = parts.recorder;
     this.openReport = parts.report;
     this.#key = options.key;
@@ -183,26 +192,33 @@ export class LedgerSpine {
     const receipts = new ReceiptIssuer(options.key, { prevReceiptHash: rebuilt.lastReceiptHash as never });
     const recorder = new LedgerRecorder(writer, options.artifacts, receipts, options.clockMs, options.redact);
     let kernel = rebuilt.kernel;
+    let openingPayload = rebuilt.opening;
     if (!rebuilt.opened) {
       // From this frame on, replay steps one kernel with this config (see OPEN_KIND).
       const opening = kernelOpening(config);
+      openingPayload = JSON.parse(JSON.stringify(opening)) as Json;
       const ack = await writer.append({
         kind: OPEN_KIND,
         actor: 'runtime',
         visibility: 'internal',
         timestampMs: options.clockMs(),
-        payload: JSON.parse(JSON.stringify(opening)) as Json,
+        payload: openingPayload,
       });
       if (ack._tag === 'Left') throw new LedgerOpenFailed(`cannot write to ${options.logPath}: ${ack.left._tag}`);
       kernel = createKernel(opening.config);
     }
+    const replay = kernelReplay(config);
+    const restore = (state: Json): Kernel | null => {
+      const restored = openingPayload === undefined ? undefined : replay.restore?.(openingPayload, state);
+      return restored?._tag === 'Right' ? restored.right : null;
+    };
     const report: SpineOpenReport = {
       resumedAtSnapshot: rebuilt.resumedAtSnapshot,
       replayedEvents: rebuilt.summary.events,
       untrustedSnapshots: rebuilt.untrustedSnapshots,
       checkedPrefix: rebuilt.checkedPrefix,
     };
-    const spine = new LedgerSpine(options, { writer, kernel, recorder, report });
+    const spine = new LedgerSpine(options, { writer, kernel, restore, recorder, report });
     for (const taskId of rebuilt.taskIds) await spine.compact(taskId as TaskId);
     return spine;
   }
@@ -222,19 +238,8 @@ export class LedgerSpine {
       if (this.#closed) throw new Error('the ledger is closed');
       if (this.#broken !== null) throw new Error(`the ledger stopped taking events: ${this.#broken}`);
       // The event and the kernel's answer commit together: one fsync and head update, not two, and
-      // a crash leaves both or neither. The step is pure; nothing acts on it before the commit.
-      let stepped = false;
-      const { event, actions, answer } = await this.recorder
-        .appendStep(pending, (decoded) => {
-          const answered = { actions: this.#kernel.step(decoded), stateHash: this.#kernel.stateHash() };
-          stepped = true;
-          return answered;
-        })
-        .catch((error: unknown) => {
-          // The kernel stepped on an answer the log does not hold: it takes no more events.
-          if (stepped) this.#broken = (error as Error).message;
-          throw error;
-        });
+      // a crash leaves both or neither. Nothing acts on the answer before the commit.
+      const { event, actions, answer } = await this.#stepAndCommit(pending);
       if (this.#snapshotDue(answer) || (pending.kind === 'TaskCompacted' && this.#idleSnapshotDue(answer))) {
         // Taken right after the actions frame, before any other kernel event: the state it covers.
         await this.recorder.appendSnapshot(this.#key, answer, this.#kernel);
@@ -244,6 +249,28 @@ export class LedgerSpine {
     });
     this.#chain = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * Steps the kernel on the event and commits the event with its answer. Should the step throw or
+   * the commit fail once the kernel started stepping (a frame too large, a write error), the kernel
+   * goes back to the state it had before: the log holds none of the step, and nothing was acted on.
+   */
+  async #stepAndCommit(pending: PendingEvent) {
+    let before: Json | undefined;
+    try {
+      return await this.recorder.appendStep(pending, (decoded) => {
+        before = this.#kernel.snapshot();
+        return { actions: this.#kernel.step(decoded), stateHash: this.#kernel.stateHash() };
+      });
+    } catch (error) {
+      if (before !== undefined) {
+        const restored = this.#restore(before);
+        if (restored === null) this.#broken = `a failed step could not be rolled back: ${(error as Error).message}`;
+        else this.#kernel = restored;
+      }
+      throw error;
+    }
   }
 
   /** Whether a snapshot goes right after this actions frame (see OpenSpineOptions.snapshotEveryFrames). */

@@ -1,7 +1,8 @@
 /**
  * A kernel event and the kernel's answer to it are one commit (one fdatasync and head update):
- * durable together or not at all. A commit that fails after the kernel stepped stops the spine
- * taking events, since the kernel now holds a step the log does not.
+ * durable together or not at all. A step that throws, or a commit that fails after the kernel
+ * stepped, rolls the kernel back to its state before the event: the kernel never holds a step the
+ * log does not.
  */
 import { copyFileSync } from 'node:fs';
 import { decodePayload, RECOVERED_KIND } from '@crustcore/ledger';
@@ -65,51 +66,72 @@ describe('one commit per kernel step', () => {
     expect(ledger.replay().ok).toBe(true);
   });
 
-  it('a commit that fails after the step stops the spine taking events; the log keeps none of it and replays', async () => {
+  it('a commit that fails after the step rolls the kernel back: the log holds none of it, and the spine goes on from the state before', async () => {
     ledger = tempLedger();
     let spine = await ledger.open({ snapshotEveryFrames: 0 });
     const script = new TaskScript(1, 'apply');
     await submitBatch(spine, [script]);
     const framesBefore = logFrames(ledger.logPath).length;
+    const before = spine.kernel.stateHash();
     const recorder = spine.recorder;
     const original = recorder.appendStep.bind(recorder);
-    // Fault injection: the kernel steps, then the commit fails (a write or fsync error).
+    let steppedTo: string | undefined;
+    // Fault injection: the kernel steps, then the commit fails (a frame too large, a write error).
     recorder.appendStep = (pending, step) =>
       original(pending, (event) => {
-        step(event);
+        const answered = step(event);
+        steppedTo = answered.stateHash;
         throw new Error('injected: the commit failed');
       });
-    await expect(submitBatch(spine, [script])).rejects.toThrow('injected');
-    recorder.appendStep = original;
-    const stepped = spine.kernel.stateHash();
-    await expect(spine.submit({ kind: 'TaskPlanned', taskId: script.taskId, summary: 'plan' })).rejects.toThrow(
-      /stopped taking events: injected/,
+    await expect(spine.submit({ kind: 'WorkspaceReady', taskId: script.taskId, baseCommit: 'base' })).rejects.toThrow(
+      'injected',
     );
-    // Refused before stepping: the kernel did not move again.
-    expect(spine.kernel.stateHash()).toBe(stepped);
-    await spine.close();
+    recorder.appendStep = original;
+    // CONTROL: the step did move the kernel before the commit failed.
+    expect(steppedTo).toBeDefined();
+    expect(steppedTo).not.toBe(before);
+    expect(spine.kernel.stateHash()).toBe(before);
     expect(logFrames(ledger.logPath).length).toBe(framesBefore);
+    const again = await spine.submit({ kind: 'WorkspaceReady', taskId: script.taskId, baseCommit: 'base' });
+    expect(again.event.seq).toBe(framesBefore + 1);
+    const after = spine.kernel.stateHash();
+    expect(after).not.toBe(before);
+    await spine.close();
     expect(ledger.replay().ok).toBe(true);
-    // A new open rebuilds from the log, without the step that was never recorded.
+    // What the log rebuilds is the state the spine went on with.
     spine = await ledger.open({ snapshotEveryFrames: 0 });
-    expect(spine.kernel.stateHash()).not.toBe(stepped);
+    expect(spine.kernel.stateHash()).toBe(after);
     await spine.close();
   });
 
-  it('a step that throws (the kernel refused the event outright) writes nothing and leaves the spine taking events', async () => {
+  it('a step that throws after changing the kernel is rolled back too; one that throws before writes nothing either', async () => {
     ledger = tempLedger();
     const spine = await ledger.open({ snapshotEveryFrames: 0 });
     const script = new TaskScript(1, 'apply');
     await submitBatch(spine, [script]);
     const framesBefore = logFrames(ledger.logPath).length;
+    const before = spine.kernel.stateHash();
     const recorder = spine.recorder;
     const original = recorder.appendStep.bind(recorder);
+    // As a kernel invariant check that fails after the state was changed in place.
+    recorder.appendStep = (pending, step) =>
+      original(pending, (event) => {
+        step(event);
+        throw new Error('injected: an invariant failed after the step');
+      });
+    await expect(spine.submit({ kind: 'WorkspaceReady', taskId: script.taskId, baseCommit: 'base' })).rejects.toThrow(
+      'injected',
+    );
+    expect(spine.kernel.stateHash()).toBe(before);
     recorder.appendStep = (pending) =>
       original(pending, () => {
-        throw new Error('injected: the step threw');
+        throw new Error('injected: the step threw before changing anything');
       });
-    await expect(submitBatch(spine, [script])).rejects.toThrow('injected');
+    await expect(spine.submit({ kind: 'WorkspaceReady', taskId: script.taskId, baseCommit: 'base' })).rejects.toThrow(
+      'injected',
+    );
     recorder.appendStep = original;
+    expect(spine.kernel.stateHash()).toBe(before);
     expect(logFrames(ledger.logPath).length).toBe(framesBefore);
     const step = await spine.submit({ kind: 'WorkspaceReady', taskId: script.taskId, baseCommit: 'base' });
     expect(step.event.seq).toBe(framesBefore + 1);
