@@ -1017,7 +1017,7 @@ describe('a worker that keeps running after it exits (held)', () => {
  * file", not "cannot tell": a new package.json it cannot read compares as absent, and its install
  * scripts as unchanged. 77f619b made the tree and pointer reads fail safe; these stayed open.
  */
-describe('FINDING: a package.json too big to read is compared as absent (integrity fails open)', () => {
+describe('FIXED: a package.json too big to read was compared as absent (integrity failed open)', () => {
   const base = { ...NODE_PROJECT, 'package.json': '{"name":"fixture","type":"module"}\n' };
   const withPostinstall = JSON.stringify(
     {
@@ -1057,9 +1057,10 @@ describe('FINDING: a package.json too big to read is compared as absent (integri
     expect(existsSync(join(clone, 'INSTALL-RAN'))).toBe(true);
   });
 
-  // Open: extraction and verification both give it `config-changed` (warn) only, so `--approve
-  // auto` lands a postinstall the user's next `npm install` runs.
-  it.fails('the padded package.json with a postinstall script needs a person after verification', async () => {
+  // Fixed: extraction and verification gave it `config-changed` (warn) only, so `--approve auto`
+  // landed a postinstall the user's next `npm install` runs. A config blob that exists but cannot be
+  // read is now "cannot tell" (integrity.ts contentRisks), which needs a person.
+  it('the padded package.json with a postinstall script needs a person after verification', async () => {
     const big = await extractedFrom(padded);
     const repo = await repoOf(big.fixture);
     const outcome = await verifyPatch(cap('verify'), {

@@ -98,6 +98,7 @@ export async function planVerifiedChanges(
     '-r',
     '-z',
     '--raw',
+    '--no-abbrev',
     '--no-renames',
     '--full-index',
     '--no-ext-diff',

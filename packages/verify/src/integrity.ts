@@ -129,9 +129,24 @@ async function contentRisks(
     const isPython = name === 'pyproject.toml' || name === 'setup.cfg' || name === 'tox.ini';
     if (!isPackage && !isPython) continue;
     reads += 1;
-    if (reads > MAX_CONFIG_READS) break;
+    if (reads > MAX_CONFIG_READS) {
+      // Fail safe: the ones past the bound were not compared.
+      const detail = `more than ${MAX_CONFIG_READS} package or Python config files changed; the rest were not compared`;
+      findings.push({ kind: 'verify-command-changed', detail, path: file.path });
+      break;
+    }
     const before = file.baseBlob === null ? null : await reader.readBlob(file.baseBlob);
     const after = file.newBlob === null || file.status === 'D' ? null : await reader.readBlob(file.newBlob);
+    // null means "absent" to the comparisons below: a blob that exists but could not be read (over
+    // the read bound, or not found) is "cannot tell", which needs a person.
+    if (
+      (file.baseBlob !== null && before === null) ||
+      (file.newBlob !== null && file.status !== 'D' && after === null)
+    ) {
+      const detail = `${file.path} could not be read to compare (larger than the read bound, or missing)`;
+      findings.push({ kind: 'verify-command-changed', detail, path: file.path });
+      continue;
+    }
     if (isPackage) findings.push(...packageJsonFindings(file.path, before, after, scripts));
     else findings.push(...pythonConfigFindings(file.path, before, after));
   }

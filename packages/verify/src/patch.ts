@@ -309,7 +309,8 @@ export async function extractPatch(
     // Four reads of the same staged index, side by side: each git call costs a process start, and
     // the checks below need all of them (add -A already read every file, so the diff costs no more).
     const [raw, numstat, diff, tree] = await Promise.all([
-      gitRawText(location, [...diffArgs, '--raw', base, '--']),
+      // Full object ids (--full-index does not reach --raw): an abbreviation can become ambiguous.
+      gitRawText(location, [...diffArgs, '--raw', '--no-abbrev', base, '--']),
       gitRawText(location, [...diffArgs, '--numstat', base, '--']),
       runGitAt(location, [...diffOf, '--binary', `--output=${file}`, base, '--']),
       gitText(location, ['write-tree']),

@@ -12,7 +12,15 @@ import {
   pythonConfigFindings,
   reachableScripts,
 } from '../src/content-risks.js';
-import { escapingLinks, isDiscoveredTest, reportedFailures, resolveInTree, symlinkEscapes } from '../src/index.js';
+import {
+  escapingLinks,
+  integrityRisks,
+  isDiscoveredTest,
+  reportedFailures,
+  resolveInTree,
+  symlinkEscapes,
+  type TreeReader,
+} from '../src/index.js';
 import { newlyEscaping } from '../src/integrity.js';
 import { foldPath, foldSegment, foldSegmentUnicode } from '../src/path-fold.js';
 import { discoveryFromConfigs, globToRegex } from '../src/test-discovery.js';
@@ -341,5 +349,55 @@ describe('ls-tree records, parsed by hand', () => {
       }),
       { numRuns: 3_000 },
     );
+  });
+});
+
+describe('config reads fail safe', () => {
+  const reader = (blobs: Record<string, string | null>): TreeReader => ({
+    listTree: async () => [],
+    readBlob: async (id) => blobs[id] ?? null,
+    readBlobs: async () => new Map(),
+    grepTree: async () => [],
+    hooksPath: async () => null,
+  });
+  const changedPackage = (n: number) => ({
+    status: 'M' as const,
+    path: `p${n}/package.json`,
+    oldPath: null,
+    newMode: '100644',
+    baseBlob: `b${n}`,
+    newBlob: `n${n}`,
+  });
+  const plain = '{"name":"p"}';
+  const risksOf = async (count: number, blobs: Record<string, string | null>) =>
+    integrityRisks({
+      reader: reader(blobs),
+      baseCommit: 'base',
+      treeId: 'tree',
+      files: Array.from({ length: count }, (_, n) => changedPackage(n)),
+      argv: null,
+    });
+  const allPlain = (count: number) =>
+    Object.fromEntries(
+      Array.from({ length: count }, (_, n) => [
+        [`b${n}`, plain],
+        [`n${n}`, plain],
+      ]).flat(),
+    );
+
+  it('a config blob that exists but cannot be read needs a person; CONTROL: read, the same unchanged JSON adds nothing', async () => {
+    const unreadable = (await risksOf(1, { b0: plain, n0: null })).filter((r) =>
+      r.detail.includes('could not be read'),
+    );
+    expect(unreadable.map((r) => r.kind)).toEqual(['verify-command-changed']);
+    const read = (await risksOf(1, allPlain(1))).filter((r) => r.detail.includes('could not be read'));
+    expect(read).toEqual([]);
+  });
+
+  it('more changed config files than the read bound: the rest are not passed as unchanged; CONTROL: at the bound nothing is said', async () => {
+    const over = (await risksOf(65, allPlain(65))).filter((r) => r.detail.includes('were not compared'));
+    expect(over.map((r) => r.kind)).toEqual(['verify-command-changed']);
+    const at = (await risksOf(64, allPlain(64))).filter((r) => r.detail.includes('were not compared'));
+    expect(at).toEqual([]);
   });
 });

@@ -69,6 +69,10 @@ describe('worker → verify → apply (Node, node --test)', () => {
     expect(result.summary).toBe('fixed add for t_node1');
     const patch = patchOf(result);
     expect(patch.files.map((f) => [f.status, f.path, f.fileClass])).toEqual([['M', 'src/math.js', 'source']]);
+    // Full object ids, never abbreviations (which can become ambiguous and then read as nothing).
+    expect(patch.files.map((f) => [f.baseBlob, f.newBlob])).toEqual([
+      [git(fixture.repoDir, 'rev-parse', 'HEAD:src/math.js').trim(), expect.stringMatching(/^[0-9a-f]{40}$/)],
+    ]);
     expect(patch.risks).toEqual([]);
     // The user's tree and index are untouched so far.
     expect(git(fixture.repoDir, 'status', '--porcelain')).toBe('');
