@@ -19,8 +19,8 @@
  *   every event frame carries its own seq, its answer right after it in the same commit (CONTROL:
  *   one append slipped between the seq read and the group leaves a log that never opens again);
  * - a full queue, a closed writer, an fdatasync failing (EIO) under the step: refused before the
- *   kernel steps, or the spine stops and the next open has none of the step (CONTROL: without the
- *   early refusal(2) question a full queue stops the spine);
+ *   kernel steps, or the kernel is rolled back and the next open has none of the step (CONTROL:
+ *   without the early refusal(2) question the kernel steps and must be rolled back);
  * - bytes that make another tree than patch.treeId: TreeMismatch, the integrity result read on the
  *   claimed tree (which misses the planted gitdir pointer) is never kept;
  * - a worker in the real sandbox leaving a setsid daemon that rewrites the worktree and trying to
@@ -28,19 +28,20 @@
  *   planted, the four reads describe one tree (CONTROL: a store that lies about a subtree would
  *   poison the process-wide tree-reader memo, and verification would keep the lie).
  *
- * FINDINGS (it.fails: each asserts the behaviour wanted and fails today; drop `.fails` once fixed):
- * 1. a run_command the model may ask for (within the agent's and the kernel's bounds) makes an
- *    event or an answer over the writer's 1 MiB payload bound; appendStep learns it only inside
- *    appendGroup, after the kernel stepped, so the spine stops taking events (before d97ba84 an
- *    oversized event was refused before the step and the spine went on);
- * 2. (fault injection) a step that throws after it changed the kernel (an invariant assert) is
- *    treated as "nothing happened": the spine goes on from the unlogged state and the next answer
- *    makes the ledger fail replay for good;
- * 3. integrity fails open on a package.json it cannot read (over the reader's 1 MiB blob bound): a
- *    postinstall script lands with a `warn` only, so `--approve auto` applies it (not new in 77f619b);
+ * FINDINGS, each fixed, each test asserting the behaviour wanted (it failed before the fix):
+ * 1. a run_command the model may ask for (within the agent's and the kernel's bounds) made an
+ *    event or an answer over the writer's 1 MiB payload bound; appendStep learnt it only inside
+ *    appendGroup, after the kernel stepped, so the spine stopped taking events. Now the kernel is
+ *    rolled back to its state before the event and the spine goes on;
+ * 2. (fault injection) a step that throws after it changed the kernel (an invariant assert) was
+ *    treated as "nothing happened": the spine went on from the unlogged state and the next answer
+ *    made the ledger fail replay for good. Now rolled back the same way;
+ * 3. integrity failed open on a package.json it cannot read (over the reader's 1 MiB blob bound): a
+ *    postinstall script landed with a `warn` only, so `--approve auto` applied it (not new in
+ *    77f619b). Now "cannot tell" needs a person;
  * 4. a crash that leaves a group's first page on disk and zeros after it (the file's size synced,
- *    not all of its data) makes the next open refuse the ledger: only an all-zero tail from a
- *    frame boundary counts as torn (not new with groups: a lone frame across a page is the same).
+ *    not all of its data) made the next open refuse the ledger: only an all-zero tail from a frame
+ *    boundary counted as torn (not new with groups). Now a whole zero page past the head counts.
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -256,7 +257,7 @@ async function groupAcrossAPage(ledger: TempLedger) {
   return { start, page, before, zerosFrom };
 }
 
-describe('FINDING: a group whose first page reached the disk and whose second did not', () => {
+describe('FIXED: a group whose first page reached the disk and whose second did not', () => {
   it('CONTROL: zeros from the first byte of the group (the documented zero-filled tail) are a torn tail: the open cuts them', async () => {
     const ledger = ledgerForTest();
     const run = await groupAcrossAPage(ledger);
@@ -267,18 +268,19 @@ describe('FINDING: a group whose first page reached the disk and whose second di
     expect(recoveredReasons(ledger.logPath)).toEqual(['torn tail']);
   });
 
-  // Open (not new with groups: a lone frame across a page behaves the same). chain-check.ts
-  // ChainCheck.finish takes a tail for torn only when it is all zeros from a frame boundary; data
-  // reaches the disk a page at a time, so a crash that extended the file can leave the group's
-  // first page and zeros after it. The next open refuses the ledger (bad-hash: bad magic bytes),
-  // although nothing past the head was ever acknowledged.
-  it.fails('zeros from the page boundary inside the group: the open cuts the group and opens', async () => {
+  // Fixed (not new with groups: a lone frame across a page behaved the same). ChainCheck.finish took
+  // a tail for torn only when it was all zeros from a frame boundary; data reaches the disk a page
+  // at a time, so a crash that extended the file can leave the group's first page and zeros after
+  // it, and the next open refused the ledger (bad-hash) although nothing past the head was ever
+  // acknowledged. A damaged frame past the head with a whole zero page is now a torn tail.
+  it('zeros from the page boundary inside the group: the open cuts the group and opens', async () => {
     const ledger = ledgerForTest();
     const run = await groupAcrossAPage(ledger);
     run.zerosFrom(run.page);
     const spine = await ledger.open({ snapshotEveryFrames: 0 });
     expect(spine.kernel.stateHash()).toBe(run.before);
     await spine.close();
+    expect(recoveredReasons(ledger.logPath)).toEqual(['torn tail']);
   });
 });
 

@@ -217,7 +217,9 @@ export class ChainCheck {
     let tornTail: TornTail | undefined;
     if (end._tag === 'Incomplete' || end._tag === 'Corrupt') {
       const beyondHead = lastSeq >= this.#head.seq;
-      const torn = beyondHead && (end._tag === 'Incomplete' || end.zeroFilled);
+      // Past the head nothing was acknowledged: a frame cut short, zeros to the end, or a page of
+      // zeros inside (some pages of the last write reached the disk, others not) is a crash.
+      const torn = beyondHead && (end._tag === 'Incomplete' || end.zeroFilled || end.zeroPage);
       if (!torn) {
         const reason = end._tag === 'Incomplete' ? 'truncated' : 'bad-hash';
         const detail =

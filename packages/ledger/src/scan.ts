@@ -22,6 +22,11 @@ export type ScanEnd =
       readonly problem: CorruptProblem;
       readonly detail: string;
       readonly zeroFilled: boolean;
+      /**
+       * A whole page (PAGE_BYTES, aligned in the file; the last one may be short) from `offset` on
+       * is zero: what a crash leaves when some pages of a write reached the disk and others not.
+       */
+      readonly zeroPage: boolean;
     }
   /** The visitor asked to stop at `offset`. */
   | { readonly _tag: 'Stopped'; readonly offset: number };
@@ -38,6 +43,28 @@ function allZero(bytes: Uint8Array): boolean {
   return true;
 }
 
+/** The page a filesystem writes back as a unit (the smallest common one). */
+export const PAGE_BYTES = 4096;
+
+/** Whether some page-aligned block of `bytes` (file offsets `base`…) at or after `offset` is all zero. */
+function hasZeroPage(bytes: Uint8Array, base: number, offset: number): boolean {
+  const end = base + bytes.length;
+  for (let page = Math.ceil(offset / PAGE_BYTES) * PAGE_BYTES; page < end; page += PAGE_BYTES) {
+    if (allZero(bytes.subarray(page - base, Math.min(page + PAGE_BYTES, end) - base))) return true;
+  }
+  return false;
+}
+
+/** hasZeroPage over a file's bytes from `offset` to its end, read a page at a time. */
+function fileHasZeroPage(fd: number, offset: number, size: number): boolean {
+  const page = new Uint8Array(PAGE_BYTES);
+  for (let at = Math.ceil(offset / PAGE_BYTES) * PAGE_BYTES; at < size; at += PAGE_BYTES) {
+    const read = readFully(fd, page, 0, Math.min(PAGE_BYTES, size - at), at);
+    if (allZero(page.subarray(0, read))) return true;
+  }
+  return false;
+}
+
 export function scanBytes(bytes: Uint8Array, startOffset: number, sha256: Sha256, visit: FrameVisitor): ScanEnd {
   let offset = startOffset;
   while (offset < bytes.length) {
@@ -51,7 +78,8 @@ export function scanBytes(bytes: Uint8Array, startOffset: number, sha256: Sha256
     if (decoded._tag === 'Incomplete') {
       return { _tag: 'Incomplete', offset, availableBytes: decoded.availableBytes, zeroFilled };
     }
-    return { _tag: 'Corrupt', offset, problem: decoded.problem, detail: decoded.detail, zeroFilled };
+    const zeroPage = hasZeroPage(bytes, 0, offset);
+    return { _tag: 'Corrupt', offset, problem: decoded.problem, detail: decoded.detail, zeroFilled, zeroPage };
   }
   return { _tag: 'End', offset };
 }
@@ -96,9 +124,10 @@ function* fileFrames(
         if (decoded._tag === 'Incomplete' && !atEof) break; // need more bytes
         const offset = windowStart + local;
         const zeroFilled = allZero(window.subarray(local)) && restIsZero(fd, fileAt, size);
-        return decoded._tag === 'Incomplete'
-          ? { _tag: 'Incomplete', offset, availableBytes: window.length - local, zeroFilled }
-          : { _tag: 'Corrupt', offset, problem: decoded.problem, detail: decoded.detail, zeroFilled };
+        if (decoded._tag === 'Incomplete')
+          return { _tag: 'Incomplete', offset, availableBytes: window.length - local, zeroFilled };
+        const zeroPage = fileHasZeroPage(fd, offset, size);
+        return { _tag: 'Corrupt', offset, problem: decoded.problem, detail: decoded.detail, zeroFilled, zeroPage };
       }
       window = window.subarray(local);
       windowStart += local;

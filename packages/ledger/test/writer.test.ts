@@ -279,6 +279,37 @@ describe('crash recovery on open', () => {
     expect(inspect(path)).toMatchObject({ ok: true, chain: { framesPastHead: 0 } });
   });
 
+  it('a frame past the head with a whole page of zeros (some pages of the write reached the disk) is a torn tail; CONTROL: one flipped byte there is damage', async () => {
+    for (const damage of ['zero page', 'flipped byte'] as const) {
+      const path = dir();
+      const layout = stateDirLayout(path);
+      await writeNotes(path, 3, { key: testKey() });
+      copyFileSync(layout.headPath, `${layout.headPath}.saved`);
+      const start = statSync(layout.logPath).size;
+      const writer = await openWriter(path, { key: testKey() });
+      await mustAppend(writer, note(4, { big: 'x'.repeat(3 * 4096) }));
+      await writer.close();
+      copyFileSync(`${layout.headPath}.saved`, layout.headPath);
+      const bytes = readLog(path);
+      const page = Math.ceil((start + 1) / 4096) * 4096;
+      if (damage === 'zero page') bytes.fill(0, page, page + 4096);
+      else bytes[page + 100]! ^= 1;
+      writeFileSync(layout.logPath, bytes);
+      const opened = await LedgerWriter.open({ ...layout, key: testKey() });
+      if (damage === 'zero page') {
+        if (opened._tag === 'Left') throw new Error(JSON.stringify(opened.left));
+        expect(opened.right.recovery).toMatchObject({ truncatedBytes: bytes.length - start, afterSeq: 3 });
+        await opened.right.close();
+        expect(inspect(path).ok).toBe(true);
+      } else {
+        expect(opened).toMatchObject({
+          _tag: 'Left',
+          left: { _tag: 'LedgerDamaged', failure: { reason: 'bad-hash' } },
+        });
+      }
+    }
+  });
+
   it('refuses to append to a log that does not check out', async () => {
     const path = dir();
     await writeNotes(path, 4, { key: testKey() });
