@@ -74,14 +74,15 @@ export function parseBatch(bytes: Buffer): Map<string, string> {
 /**
  * Answers about one full object id never change (git names objects by their
  * content), and a task asks the same ones twice: once for the worker's patch,
- * once for the verify worktree's tree. Only full ids are remembered (never a
- * ref such as HEAD), only answers git gave (never a failure), and only a few.
+ * once for the verify worktree's tree (both read the task's object store). Only
+ * full ids are remembered (never a ref such as HEAD), only answers git gave
+ * (never a failure), only a few, and each only for the object store that gave it.
  */
 const FULL_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 const REMEMBERED = 32;
 const answers = new Map<string, unknown>();
 
-async function remembered<T>(id: string, key: string, ask: () => Promise<T | null>): Promise<T | null> {
+async function rememberedIn<T>(id: string, key: string, ask: () => Promise<T | null>): Promise<T | null> {
   if (!FULL_ID.test(id)) return ask();
   if (answers.has(key)) return answers.get(key) as T;
   const answer = await ask();
@@ -92,6 +93,14 @@ async function remembered<T>(id: string, key: string, ask: () => Promise<T | nul
 }
 
 export function gitTreeReader(location: GitLocation): TreeReader {
+  // Answers are remembered per object store: a long-lived process (the daemon, the MCP server)
+  // reads several repositories, and one repository's objects must never answer for another's.
+  const store =
+    location.objects === undefined
+      ? location.gitDir
+      : `${location.objects.write ?? ''}\0${location.objects.read.join('\0')}`;
+  const remembered = <T>(id: string, key: string, ask: () => Promise<T | null>) =>
+    rememberedIn(id, `${store}\0${key}`, ask);
   return {
     listTree(treeish) {
       return remembered(treeish, `ls-tree\0${treeish}`, async () => {

@@ -42,6 +42,21 @@ describe('gitTreeReader remembers answers about full object ids', () => {
     expect(await reader.grepTree(tree, '^alpha', ['a.txt'])).toBeNull();
   });
 
+  it("one repository's answers never answer for another's; CONTROL: the same store's reader is answered from memory", async () => {
+    fixture = makeRepo({ 'a.txt': 'alpha\n' });
+    const other = makeRepo({ 'b.txt': 'beta\n' });
+    try {
+      const tree = git(fixture.repoDir, 'rev-parse', 'HEAD^{tree}').trim();
+      expect((await gitTreeReader(locationOf(fixture.repoDir)).listTree(tree))?.map((f) => f.path)).toEqual(['a.txt']);
+      // The other repository does not hold that tree: it must ask its own git, which says no.
+      expect(await gitTreeReader(locationOf(other.repoDir)).listTree(tree)).toBeNull();
+      renameSync(join(fixture.repoDir, '.git'), join(fixture.repoDir, 'moved.git'));
+      expect((await gitTreeReader(locationOf(fixture.repoDir)).listTree(tree))?.map((f) => f.path)).toEqual(['a.txt']);
+    } finally {
+      other.cleanup();
+    }
+  });
+
   it('does not remember a failure: an object written later is read', async () => {
     fixture = makeRepo({ 'a.txt': 'alpha\n' });
     const { repoDir } = fixture;
