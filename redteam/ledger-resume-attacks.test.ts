@@ -27,11 +27,9 @@ import {
   type DecodedFrame,
   decodeHead,
   decodePayload,
-  encodeFrame,
   encodeHead,
   type FrameInput,
   type InspectReport,
-  nodeSha256,
   SNAPSHOT_KIND,
 } from '@crustcore/ledger';
 import { LedgerSpine, randomIds, runTask } from '@crustcore/runtime';
@@ -39,22 +37,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeRepo, NODE_REPO } from '../golden/cli-harness.js';
 import { approvalChannel } from '../packages/crustcore/src/render/approval-channel.js';
 import { silentNarrator } from '../packages/crustcore/src/render/narrator.js';
-import { logFrames, type TempLedger, tempLedger } from '../packages/runtime/test/spine-helpers.js';
+import { headPathOf, ledgerRemovedBy, logFrames, type TempLedger } from '../packages/runtime/test/spine-helpers.js';
 import { submitBatch, TaskScript } from '../packages/runtime/test/task-script.js';
 import { type CodingBackend, ExternalCommandBackend } from '../packages/verify/src/index.js';
+import { forge } from './ledger-forge.js';
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
   for (const done of cleanup.splice(0)) done();
 });
 
-function ledgerForTest(): TempLedger {
-  const current = tempLedger();
-  cleanup.push(() => current.remove());
-  return current;
-}
-
-const headPathOf = (logPath: string): string => logPath.replace(/\.log$/, '.head');
+const ledgerForTest = (): TempLedger => ledgerRemovedBy(cleanup);
 
 const framesOf = logFrames;
 
@@ -63,22 +56,6 @@ const payloadOf = (frame: DecodedFrame): unknown => {
   if (decoded._tag === 'Left') throw new Error(decoded.left.reason);
   return decoded.right;
 };
-
-/** Frames sealed by someone without the key, linked after `last`; `commits` says which carry the commit flag. */
-function forge(last: DecodedFrame, inputs: readonly FrameInput[], commits: readonly boolean[]): Buffer {
-  let prev = last.hash;
-  const parts = inputs.map((input, i) => {
-    const encoded = encodeFrame(
-      { seq: last.seq + 1 + i, prevHash: prev, commit: commits[i] === true },
-      input,
-      nodeSha256,
-    );
-    if (encoded._tag === 'Left') throw new Error(encoded.left.reason);
-    prev = encoded.right.hash;
-    return Buffer.from(encoded.right.bytes);
-  });
-  return Buffer.concat(parts);
-}
 
 const forgedNote = (at: number, text: string): FrameInput => ({
   kind: 'note.output',

@@ -25,8 +25,10 @@
  *   claimed tree (which misses the planted gitdir pointer) is never kept;
  * - a worker in the real sandbox leaving a setsid daemon that rewrites the worktree and trying to
  *   plant objects in every store it can name: the daemon is dead before extraction, nothing is
- *   planted, the four reads describe one tree (CONTROL: a store that lies about a subtree would
- *   poison the process-wide tree-reader memo, and verification would keep the lie).
+ *   planted, the four reads describe one tree;
+ * - a store that lies about a subtree cannot answer for another repository's tree through the
+ *   process-wide tree-reader memo (fixed: answers are kept per object store; CONTROL: the liar's
+ *   own reader gives the lie).
  *
  * FINDINGS, each fixed, each test asserting the behaviour wanted (it failed before the fix):
  * 1. a run_command the model may ask for (within the agent's and the kernel's bounds) made an
@@ -62,7 +64,6 @@ import {
   type DecodedFrame,
   decodeHead,
   decodePayload,
-  encodeFrame,
   encodeHead,
   encodePayload,
   type FrameInput,
@@ -75,7 +76,7 @@ import {
 import type { LedgerSpine, PendingEvent } from '@crustcore/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ARG_LIMITS, RunCommandArgs } from '../packages/agent/src/tools/tool-args.js';
-import { logFrames, type TempLedger, tempLedger } from '../packages/runtime/test/spine-helpers.js';
+import { headPathOf, ledgerRemovedBy, logFrames, type TempLedger } from '../packages/runtime/test/spine-helpers.js';
 import { submitBatch, TaskScript } from '../packages/runtime/test/task-script.js';
 import {
   createTaskWorktree,
@@ -99,6 +100,7 @@ import {
   nodeWorker,
   repoOf,
 } from '../packages/verify/test/git-fixture.js';
+import { forge } from './ledger-forge.js';
 import { type Planted, runHost } from './patch-harness.js';
 
 const cleanup: (() => void)[] = [];
@@ -106,39 +108,13 @@ afterEach(() => {
   for (const done of cleanup.splice(0)) done();
 });
 
-function ledgerForTest(): TempLedger {
-  const current = tempLedger();
-  cleanup.push(() => current.remove());
-  return current;
-}
-
-const headPathOf = (logPath: string): string => logPath.replace(/\.log$/, '.head');
+const ledgerForTest = (): TempLedger => ledgerRemovedBy(cleanup);
 
 const payloadOf = (frame: DecodedFrame): Record<string, unknown> => {
   const decoded = decodePayload(frame);
   if (decoded._tag === 'Left') throw new Error(decoded.left.reason);
   return decoded.right as Record<string, unknown>;
 };
-
-/** Frames sealed by someone without the key, linked after `last`; `commits` says which carry the commit flag. */
-function forge(
-  last: { seq: number; hash: Uint8Array },
-  inputs: readonly FrameInput[],
-  commits: readonly boolean[],
-): Buffer {
-  let prev = last.hash;
-  const parts = inputs.map((input, i) => {
-    const encoded = encodeFrame(
-      { seq: last.seq + 1 + i, prevHash: prev, commit: commits[i] === true },
-      input,
-      nodeSha256,
-    );
-    if (encoded._tag === 'Left') throw new Error(encoded.left.reason);
-    prev = encoded.right.hash;
-    return Buffer.from(encoded.right.bytes);
-  });
-  return Buffer.concat(parts);
-}
 
 /** A frame's input as its writer gave it, with the payload replaced by `payload` when given. */
 const inputOf = (frame: DecodedFrame, payload?: Record<string, unknown>): FrameInput => ({
@@ -847,8 +823,8 @@ describe('integrity read beside the apply, on the tree the patch claims (held)',
 /** The loose object file of `id` in the repository at `dir`. */
 const looseObject = (dir: string, id: string): string => join(dir, '.git', 'objects', id.slice(0, 2), id.slice(2));
 
-describe('the tree reader memo and what a worker can reach (held)', () => {
-  it('CONTROL: a store that lies about a subtree (git checks only the top tree it is asked for) poisons the process-wide memo, and verification keeps the lie: a gitdir pointer goes unflagged', async () => {
+describe('the tree reader memo and what a worker can reach (fixed: answers are kept per object store)', () => {
+  it("a store that lies about a subtree (git checks only the top tree it is asked for) cannot answer for another repository's task: the gitdir pointer is flagged; CONTROL: the liar's own reader gives the lie", async () => {
     const planted = { 'mod/link-file': 'gitdir: ../../poisoned/.git\n' };
     const fix = { 'src/math.js': 'export const add = (a, b) => a + b;\n' };
     // The lying store: the same files (so the same tree id), then `mod`'s tree object swapped for
@@ -867,7 +843,8 @@ describe('the tree reader memo and what a worker can reach (held)', () => {
     expect((await lying.listTree(treeId))?.find((f) => f.path === 'mod/link-file')?.id).toBe(harmlessBlob);
     expect(await lying.grepTree(treeId, '^[[:space:]]*gitdir:', ['mod/link-file', 'src/math.js'])).toEqual([]);
     // The victim: an honest repository and task make that very tree; extraction and verification
-    // ask the memo about its id and get the liar's answers.
+    // ask about its id in their own store (the process-wide memo shared answers by id alone before,
+    // and gave them the liar's).
     const fixture = verifyFixture();
     const repo = await repoOf(fixture);
     const created = await createTaskWorktree({ repo, taskId: 't_memo', home: fixture.home });
@@ -884,8 +861,8 @@ describe('the tree reader memo and what a worker can reach (held)', () => {
       save: false,
     });
     if (outcome._tag === 'Left' || outcome.right._tag !== 'Verified') throw new Error(JSON.stringify(outcome));
-    expect(outcome.right.verified.risks.map((r) => r.kind)).not.toContain('embedded-git-repository');
-    // Yet the verified tree has the pointer: git itself, asked in the victim's own stores.
+    expect(outcome.right.verified.risks.map((r) => r.kind)).toContain('embedded-git-repository');
+    // The verified tree has the pointer: git itself, asked in the victim's own stores.
     const found = execFileSync('git', ['--git-dir', join(fixture.repoDir, '.git'), 'grep', '-l', 'gitdir:', treeId], {
       env: { ...process.env, GIT_ALTERNATE_OBJECT_DIRECTORIES: objectStoreDir(fixture.home, repo, 't_memo') },
       encoding: 'utf8',

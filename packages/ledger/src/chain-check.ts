@@ -177,6 +177,21 @@ export class ChainCheck {
     return true;
   }
 
+  /** How the scan's end reads: a torn tail a crash left, damage (a failure), or undefined for a clean end. */
+  #tornTail(end: ScanEnd, lastSeq: number, fileSize: number): TornTail | IntegrityFailure | undefined {
+    if (end._tag !== 'Incomplete' && end._tag !== 'Corrupt') return undefined;
+    // Past the head nothing was acknowledged: a frame cut short, zeros to the end, or a page of
+    // zeros inside (some pages of the last write reached the disk, others not) is a crash.
+    const beyondHead = lastSeq >= this.#head.seq;
+    if (beyondHead && (end._tag === 'Incomplete' || end.zeroFilled || end.zeroPage))
+      return { offset: end.offset, bytes: fileSize - end.offset, afterSeq: lastSeq, zeroFilled: end.zeroFilled };
+    const detail =
+      end._tag === 'Incomplete'
+        ? `the log ends inside frame ${lastSeq + 1}, but the head says frame ${this.#head.seq} was acknowledged`
+        : `frame ${lastSeq + 1} is damaged (${end.problem}: ${end.detail})`;
+    return integrityFailure(end._tag === 'Incomplete' ? 'truncated' : 'bad-hash', lastSeq + 1, detail, end.offset);
+  }
+
   /** `fileSize`: the log's size in bytes, to measure a torn tail. */
   finish(end: ScanEnd, fileSize: number, key: ReceiptKey | undefined): ChainReport {
     const lastSeq = this.#expectedSeq - 1;
@@ -214,27 +229,9 @@ export class ChainCheck {
         ),
       );
     }
-    let tornTail: TornTail | undefined;
-    if (end._tag === 'Incomplete' || end._tag === 'Corrupt') {
-      const beyondHead = lastSeq >= this.#head.seq;
-      // Past the head nothing was acknowledged: a frame cut short, zeros to the end, or a page of
-      // zeros inside (some pages of the last write reached the disk, others not) is a crash.
-      const torn = beyondHead && (end._tag === 'Incomplete' || end.zeroFilled || end.zeroPage);
-      if (!torn) {
-        const reason = end._tag === 'Incomplete' ? 'truncated' : 'bad-hash';
-        const detail =
-          end._tag === 'Incomplete'
-            ? `the log ends inside frame ${lastSeq + 1}, but the head says frame ${this.#head.seq} was acknowledged`
-            : `frame ${lastSeq + 1} is damaged (${end.problem}: ${end.detail})`;
-        return report(integrityFailure(reason, lastSeq + 1, detail, end.offset));
-      }
-      tornTail = {
-        offset: end.offset,
-        bytes: fileSize - end.offset,
-        afterSeq: lastSeq,
-        zeroFilled: end.zeroFilled,
-      };
-    }
+    const tail = this.#tornTail(end, lastSeq, fileSize);
+    if (tail !== undefined && 'reason' in tail) return report(tail);
+    const tornTail = tail;
     if (this.#head.seq > lastSeq) {
       return report(
         integrityFailure(

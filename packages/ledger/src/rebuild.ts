@@ -21,7 +21,7 @@
  */
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import type { Json } from '@crustcore/kernel';
-import { ChainCheck, type IntegrityFailure, integrityFailure } from './chain-check.js';
+import { ChainCheck, type ChainReport, type IntegrityFailure, integrityFailure } from './chain-check.js';
 import { type CheckedPrefix, PrefixTracker } from './checked-prefix.js';
 import { type DecodedFrame, decodePayload } from './frame.js';
 import { readHeadState } from './head.js';
@@ -230,6 +230,25 @@ export async function rebuildKernelYielding<E, K extends ReplayableKernel<E>>(
   return eager.finish(await scanFileYielding(logPath, 0, eager.sha256, eager.visit)) as RebuiltKernel<E, K>;
 }
 
+/** The earlier of the chain's failure and the replay's, if any. */
+function firstFailure(report: ChainReport, replayed: IntegrityFailure | undefined): IntegrityFailure | undefined {
+  // The writer's open cuts back whatever lies past the head (never acknowledged): a frame still
+  // there was added after it, by something that does not hold the key to sign a head.
+  const chained =
+    report.failure ??
+    (report.framesPastHead > 0
+      ? integrityFailure(
+          'head-mismatch',
+          report.head._tag === 'Present' ? report.head.head.seq + 1 : 1,
+          'frames past the head after the writer opened the log (nothing that holds the key wrote them)',
+        )
+      : undefined);
+  return [chained, replayed].reduce<IntegrityFailure | undefined>(
+    (first, f) => (f !== undefined && (first === undefined || f.seq < first.seq) ? f : first),
+    undefined,
+  );
+}
+
 /**
  * One rebuild: the visitor a scan feeds, and what it ends with. With `deferRestore` only the
  * snapshot the rebuild resumes from is restored (each restore re-hashes a whole kernel state, and a
@@ -276,22 +295,7 @@ function rebuildRun<E, K extends ReplayableKernel<E>>(
     rebuild.flush();
     if (rebuild.restoreFailed) return undefined;
     const finished = rebuild.replayer.finish();
-    const report = chain.finish(end, size, options.key);
-    // The writer's open cuts back whatever lies past the head (never acknowledged): a frame still
-    // there was added after it, by something that does not hold the key to sign a head.
-    const chained =
-      report.failure ??
-      (report.framesPastHead > 0
-        ? integrityFailure(
-            'head-mismatch',
-            report.head._tag === 'Present' ? report.head.head.seq + 1 : 1,
-            'frames past the head after the writer opened the log (nothing that holds the key wrote them)',
-          )
-        : undefined);
-    const failure = [chained, finished.failure].reduce<IntegrityFailure | undefined>(
-      (first, f) => (f !== undefined && (first === undefined || f.seq < first.seq) ? f : first),
-      undefined,
-    );
+    const failure = firstFailure(chain.finish(end, size, options.key), finished.failure);
     return {
       failure,
       kernel: rebuild.replayer.instance,

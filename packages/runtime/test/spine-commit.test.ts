@@ -7,7 +7,7 @@
 import { copyFileSync } from 'node:fs';
 import { decodePayload, RECOVERED_KIND } from '@crustcore/ledger';
 import { afterEach, describe, expect, it } from 'vitest';
-import { logFrames, type TempLedger, tempLedger } from './spine-helpers.js';
+import { headPathOf, logFrames, type TempLedger, tempLedger } from './spine-helpers.js';
 import { submitBatch, TaskScript } from './task-script.js';
 
 let ledger: TempLedger | null = null;
@@ -49,7 +49,7 @@ describe('one commit per kernel step', () => {
     await submitBatch(spine, [script]);
     await submitBatch(spine, [script]);
     const before = spine.kernel.stateHash();
-    const headPath = ledger.logPath.replace(/\.log$/, '.head');
+    const headPath = headPathOf(ledger.logPath);
     copyFileSync(headPath, `${headPath}.saved`);
     await submitBatch(spine, [script]);
     expect(spine.kernel.stateHash()).not.toBe(before);

@@ -68,3 +68,13 @@ export function logFrames(logPath: string): DecodedFrame[] {
   });
   return frames;
 }
+
+/** The head file beside a log (the writer's default: `.log` becomes `.head`). */
+export const headPathOf = (logPath: string): string => logPath.replace(/\.log$/, '.head');
+
+/** A temporary ledger that `cleanup` (a test file's after-each list) removes. */
+export function ledgerRemovedBy(cleanup: (() => void)[]): TempLedger {
+  const current = tempLedger();
+  cleanup.push(() => current.remove());
+  return current;
+}

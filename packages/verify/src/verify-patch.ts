@@ -297,27 +297,28 @@ async function verifyWorktreeFor(request: VerifyRequest, home: string): ReturnTy
   });
 }
 
-async function verifyIn(
-  cap: SandboxExecCap,
+/**
+ * Applies the patch in the verify worktree and reads its integrity checks there, with the verify
+ * argv known: the authority, whatever extraction said. Read beside the apply, on the tree the
+ * patch claims; kept only if the apply makes that tree. The tree is fixed before the verify
+ * command runs, so nothing the command writes can change it.
+ */
+async function applyWithIntegrity(
   worktree: TaskWorktree,
   request: VerifyRequest,
-): Promise<Result<VerifyError, VerifyOutcome>> {
+): Promise<Result<VerifyError, { readonly tree: string; readonly integrity: Risk[] }>> {
   const { patch } = request;
-  // Checked on the fresh worktree with the verify argv known: the authority, whatever extraction
-  // said. Read beside the apply, on the tree the patch claims; kept only if the apply makes that tree.
-  const checked = integrityRisks({
-    reader: gitTreeReader(worktreeLocation(worktree)),
-    baseCommit: patch.baseCommit,
-    treeId: patch.treeId,
-    files: patch.files,
-    argv: request.argv,
-  });
   const [tree, integrity] = await Promise.all([
     applyPatchFile(worktree, patch.bytes, request.home ?? crustcoreHome()),
-    checked,
+    integrityRisks({
+      reader: gitTreeReader(worktreeLocation(worktree)),
+      baseCommit: patch.baseCommit,
+      treeId: patch.treeId,
+      files: patch.files,
+      argv: request.argv,
+    }),
   ]);
   if (tree._tag === 'Left') return tree;
-  // The tree is fixed before the verify command runs, so nothing the command writes can change it.
   if (tree.right !== patch.treeId) {
     return err({
       _tag: 'TreeMismatch',
@@ -326,6 +327,18 @@ async function verifyIn(
       message: 'the patch applied to the base does not reproduce the worker tree',
     });
   }
+  return ok({ tree: tree.right, integrity });
+}
+
+async function verifyIn(
+  cap: SandboxExecCap,
+  worktree: TaskWorktree,
+  request: VerifyRequest,
+): Promise<Result<VerifyError, VerifyOutcome>> {
+  const { patch } = request;
+  const applied = await applyWithIntegrity(worktree, request);
+  if (applied._tag === 'Left') return applied;
+  const { tree, integrity } = applied.right;
   const risky = await dependencyRisk(
     patch.files,
     commitTree(request.repo, patch.baseCommit),
@@ -358,7 +371,7 @@ async function verifyIn(
     patchSha256: patch.sha256,
     patchBytes: patch.bytes.length,
     baseCommit: patch.baseCommit,
-    treeId: tree.right,
+    treeId: tree,
     argv: request.argv,
     profile: result.profile,
     backend: result.backend,
