@@ -40,6 +40,8 @@ export interface IntegrityInput {
 }
 
 const SYMLINK = '120000';
+/** The detail of the fail-safe risk for a patched tree git could not read (yet). */
+export const UNREAD_TREE = 'the patched tree could not be read to check the patch';
 const MAX_CONFIG_READS = 64;
 
 const findingsToRisks = (findings: readonly Finding[]): Risk[] =>
@@ -167,7 +169,7 @@ async function contentRisks(
   const risks = findingsToRisks(findings);
   if (tree === null || pointers === null) {
     // Fail safe: without the patched tree the link, embedded-repository and pointer checks cannot run.
-    risks.push(riskOf('verify-command-changed', 'the patched tree could not be read to check the patch', []));
+    risks.push(riskOf('verify-command-changed', UNREAD_TREE, []));
   }
   if (tree !== null) {
     const escaping = newlyEscaping(await linkTargets(reader, base), await linkTargets(reader, tree), changed);

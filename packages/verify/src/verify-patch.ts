@@ -24,7 +24,7 @@ import { type EnvironmentContext, environmentForWorktree } from './environment/r
 import { commitTree, directoryTree } from './environment/tree-reader.js';
 import { type GitFailure, gitText, runGitAt } from './git.js';
 import { crustcoreHome, scratchDir } from './home.js';
-import { integrityRisks } from './integrity.js';
+import { integrityRisks, UNREAD_TREE } from './integrity.js';
 import type { UnverifiedPatch } from './patch.js';
 import { savePatchRecord } from './patch-store.js';
 import { mergeRisks, RISK_SEVERITY, type Risk } from './risk.js';
@@ -308,15 +308,17 @@ async function applyWithIntegrity(
   request: VerifyRequest,
 ): Promise<Result<VerifyError, { readonly tree: string; readonly integrity: Risk[] }>> {
   const { patch } = request;
-  const [tree, integrity] = await Promise.all([
-    applyPatchFile(worktree, patch.bytes, request.home ?? crustcoreHome()),
+  const check = () =>
     integrityRisks({
       reader: gitTreeReader(worktreeLocation(worktree)),
       baseCommit: patch.baseCommit,
       treeId: patch.treeId,
       files: patch.files,
       argv: request.argv,
-    }),
+    });
+  const [tree, beside] = await Promise.all([
+    applyPatchFile(worktree, patch.bytes, request.home ?? crustcoreHome()),
+    check(),
   ]);
   if (tree._tag === 'Left') return tree;
   if (tree.right !== patch.treeId) {
@@ -327,6 +329,9 @@ async function applyWithIntegrity(
       message: 'the patch applied to the base does not reproduce the worker tree',
     });
   }
+  // Read before the apply wrote the tree (a patch whose objects are not in this task's store yet):
+  // read again now that it is there, so the answer does not depend on which came first.
+  const integrity = beside.some((risk) => risk.detail === UNREAD_TREE) ? await check() : beside;
   return ok({ tree: tree.right, integrity });
 }
 

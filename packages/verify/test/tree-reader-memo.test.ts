@@ -9,8 +9,16 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commitTree } from '../src/environment/tree-reader.js';
-import { gitTreeReader, integrityRisks } from '../src/index.js';
-import { type Fixture, git, makeRepo, repoOf } from './git-fixture.js';
+import {
+  createTaskWorktree,
+  extractPatch,
+  gitTreeReader,
+  integrityRisks,
+  removeTaskWorktree,
+  verifyPatch,
+} from '../src/index.js';
+import { UNREAD_TREE } from '../src/integrity.js';
+import { cap, type Fixture, git, makeRepo, NODE_PROJECT, repoOf } from './git-fixture.js';
 
 let fixture: Fixture | null = null;
 afterEach(() => fixture?.cleanup());
@@ -114,5 +122,40 @@ describe('integrity checks fail safe when the patched tree cannot be read', () =
         .map((r) => r.kind);
     expect(await risksOn(unreadable)).toEqual(['verify-command-changed']);
     expect(await risksOn(patched)).toEqual([]);
+  });
+});
+
+describe('verification reads integrity beside the apply, and again if the tree was not there yet', () => {
+  it('a patch extracted by another task (its objects in another store): verification gives the same risks every time, none for an unread tree', async () => {
+    fixture = makeRepo(NODE_PROJECT);
+    const repo = await repoOf(fixture);
+    const created = await createTaskWorktree({ repo, taskId: 't_extract', home: fixture.home });
+    if (created._tag === 'Left') throw new Error(created.left.message);
+    writeFileSync(join(created.right.path, 'src', 'math.js'), 'export const add = (a, b) => a + b;\n');
+    const extracted = await extractPatch(created.right, { home: fixture.home });
+    if (extracted._tag === 'Left' || extracted.right === null) throw new Error('no patch');
+    await removeTaskWorktree(created.right);
+    for (const taskId of ['t_verify_a', 't_verify_b']) {
+      const outcome = await verifyPatch(cap('verify'), {
+        repo,
+        taskId,
+        patch: extracted.right,
+        argv: ['node', '--test'],
+        nowMs: 1,
+        home: fixture.home,
+        save: false,
+      });
+      if (outcome._tag === 'Left' || outcome.right._tag !== 'Verified') throw new Error(JSON.stringify(outcome));
+      expect(outcome.right.verified.risks.filter((r) => r.detail === UNREAD_TREE)).toEqual([]);
+    }
+    // CONTROL: read before the tree exists in that task's store, the check does say it could not read it.
+    const early = await integrityRisks({
+      reader: gitTreeReader(locationOf(fixture.repoDir)),
+      baseCommit: extracted.right.baseCommit,
+      treeId: extracted.right.treeId,
+      files: extracted.right.files,
+      argv: null,
+    });
+    expect(early.filter((r) => r.detail === UNREAD_TREE).map((r) => r.kind)).toEqual(['verify-command-changed']);
   });
 });
