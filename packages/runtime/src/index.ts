@@ -13,7 +13,7 @@ export {
   sanitizeName,
   unguarded,
 } from '@crustcore/safe-text';
-export { LedgerRecorder, type Redact } from './ledger-recorder.js';
+export { LedgerRecorder, LedgerRefusedFrame, type Redact } from './ledger-recorder.js';
 export {
   LedgerBusyError,
   LedgerOpenFailed,
@@ -58,6 +58,7 @@ export {
   type TaskOutcomeKind,
   type TaskPorts,
   type TaskSpec,
+  TOO_LARGE_TO_RECORD,
 } from './task-loop.js';
 export type { ModelUsage, ToolCallOutcome, ToolCallRequest, ToolExecution, ToolGate } from './tool-gate-types.js';
 export { type VerifyProgressEvent, VerifySession, type VerifySessionOptions } from './verify-session.js';

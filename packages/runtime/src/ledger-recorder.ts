@@ -33,6 +33,19 @@ import type { PendingEvent, Recorder } from './ports.js';
 
 export type Redact = (text: string) => string;
 
+/**
+ * The ledger refused a frame for what it holds (over the payload bound, a bad field): nothing was
+ * written, the writer is fine, and the kernel did not keep the step. What asked can be told no.
+ */
+export class LedgerRefusedFrame extends Error {
+  override readonly name = 'LedgerRefusedFrame';
+}
+
+const appendFailure = (left: unknown): Error =>
+  (left as { _tag?: unknown })._tag === 'FrameInputError'
+    ? new LedgerRefusedFrame(`the ledger refused the frame: ${JSON.stringify(left)}`)
+    : new Error(`ledger append failed: ${JSON.stringify(left)}`);
+
 export class LedgerRecorder implements Recorder {
   readonly #writer: LedgerWriter;
   readonly #artifacts: ArtifactStore;
@@ -89,7 +102,7 @@ export class LedgerRecorder implements Recorder {
     if (this.#writer.nextSeq !== event.seq)
       throw new Error(`ledger seq moved to ${this.#writer.nextSeq} under event ${event.seq}`);
     const acks = await this.#writer.appendGroup([frame, this.#answerFrame(event.seq, actions, stateHash)]);
-    if (acks._tag === 'Left') throw new Error(`ledger append failed: ${JSON.stringify(acks.left)}`);
+    if (acks._tag === 'Left') throw appendFailure(acks.left);
     const [eventAck, answer] = acks.right as [AppendAck, AppendAck];
     if (eventAck.seq !== event.seq) throw new Error(`ledger seq ${eventAck.seq} != event seq ${event.seq}`);
     return { event, actions, answer };

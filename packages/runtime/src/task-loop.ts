@@ -21,7 +21,9 @@ import {
   type KernelEvent,
   type RiskProfile,
   type TaskId,
+  type ToolCallId,
 } from '@crustcore/kernel';
+import { LedgerRefusedFrame } from './ledger-recorder.js';
 import type {
   ApprovalAnswer,
   ApprovalChannel,
@@ -41,6 +43,10 @@ import type {
 } from './ports.js';
 import type { RuntimeIds } from './runtime-ids.js';
 import type { ModelUsage, ToolCallOutcome, ToolCallRequest, ToolGate } from './tool-gate-types.js';
+
+/** Why a tool call the ledger could not record was refused: the model reads it and can try smaller. */
+export const TOO_LARGE_TO_RECORD =
+  'not recorded: the call is larger than the ledger records in one frame (1 MiB of JSON); run a smaller command, or write long content to a file first';
 
 export interface TaskSpec {
   readonly taskId: TaskId;
@@ -326,6 +332,32 @@ export class TaskLoop {
     return found;
   }
 
+  /**
+   * The kernel's answer to a tool call request, or null when the ledger refused to record the call
+   * (larger than a frame holds): nothing ran, the kernel did not keep the step, the task goes on.
+   */
+  async #requestTool(request: ToolCallRequest, toolCallId: ToolCallId): Promise<readonly Action[] | null> {
+    const taskId = this.#spec.taskId;
+    try {
+      return await this.submit({
+        kind: 'ToolCallRequested',
+        taskId,
+        toolCallId,
+        tool: request.tool.slice(0, 200),
+        actor: request.actor,
+        operation: request.operation,
+        approvalId: this.#ports.ids.approvalId(),
+        nonce: this.#ports.ids.nonce(),
+      } as PendingEvent);
+    } catch (error) {
+      if (!(error instanceof LedgerRefusedFrame)) throw error;
+      await this.#ports.recorder
+        .appendNote('tool.refused', taskId, { tool: request.tool.slice(0, 200), reason: TOO_LARGE_TO_RECORD })
+        .catch(() => undefined);
+      return null;
+    }
+  }
+
   async #toolCall(request: ToolCallRequest): Promise<ToolCallOutcome> {
     const stopped = this.#stopped();
     if (stopped !== null) return stopped;
@@ -335,19 +367,9 @@ export class TaskLoop {
       (a.kind === 'ExecuteTool' || a.kind === 'DenyTool' || a.kind === 'DeliverToolResult') &&
       a.toolCallId === toolCallId;
     const isMyApproval = (a: Action): boolean => a.kind === 'RequestApproval' && a.subject === 'tool';
-    let mine = await this.#settle(
-      await this.submit({
-        kind: 'ToolCallRequested',
-        taskId,
-        toolCallId,
-        tool: request.tool.slice(0, 200),
-        actor: request.actor,
-        operation: request.operation,
-        approvalId: this.#ports.ids.approvalId(),
-        nonce: this.#ports.ids.nonce(),
-      } as PendingEvent),
-      (a) => aboutThisCall(a) || isMyApproval(a),
-    );
+    const requested = await this.#requestTool(request, toolCallId);
+    if (requested === null) return { kind: 'denied', reason: TOO_LARGE_TO_RECORD };
+    let mine = await this.#settle(requested, (a) => aboutThisCall(a) || isMyApproval(a));
     const approval = mine.find((a) => a.kind === 'RequestApproval');
     if (approval?.kind === 'RequestApproval') {
       const answer = await this.#ports.approvals.resolve(approval, {

@@ -15,9 +15,10 @@ import {
   type RuntimeIds,
   TaskLoop,
   type TaskPorts,
+  TOO_LARGE_TO_RECORD,
   type VerifyOutcome,
 } from '../src/index.js';
-import { type TempLedger, tempLedger } from './spine-helpers.js';
+import { logFrames, type TempLedger, tempLedger } from './spine-helpers.js';
 
 const H = (c: string): Hash32 => c.repeat(64).slice(0, 64) as Hash32;
 let counter = 0;
@@ -254,6 +255,46 @@ describe('TaskLoop with fake ports', () => {
     expect(f.asked[0]?.subject).toBe('tool');
     // The person saw the call itself, not only its operation.
     expect(f.contexts[0]?.toolCall).toEqual({ tool: 'run_command', arguments: '{"argv":["curl","x"]}' });
+  });
+
+  it('a tool call too large for a ledger frame is refused with a reason the model can act on; the task goes on and the next call runs', async () => {
+    // 64 words of 4,096 characters, each six bytes of JSON (\u0001): within the agent's bounds, over the frame's.
+    const huge: Operation = {
+      op: 'exec',
+      argv: ['sh', ...Array.from({ length: 63 }, () => '\u0001'.repeat(4_096))],
+      cwd: '.',
+      profile: 'build',
+      recognizedRunner: false,
+    };
+    const read: Operation = { op: 'fs.read', path: 'a.js' };
+    const results: string[] = [];
+    let ran = 0;
+    const execute = async () => {
+      ran++;
+      return { text: 'contents', ok: true, outputBytes: 8 };
+    };
+    const { outcome } = await runLoop({
+      attempts: [patch(H('a'))],
+      verdicts: [passed],
+      onAttempt: async (loop) => {
+        const gate = loop.toolGate();
+        const refused = await gate.call({ tool: 'run_command', args: {}, operation: huge, actor: 'agent', execute });
+        results.push(refused.kind === 'denied' ? refused.reason : refused.kind);
+        const allowed = await gate.call({
+          tool: 'read_file',
+          args: { path: 'a.js' },
+          operation: read,
+          actor: 'agent',
+          execute,
+        });
+        results.push(allowed.kind);
+      },
+    });
+    expect(results).toEqual([TOO_LARGE_TO_RECORD, 'result']);
+    expect(ran).toBe(1);
+    expect(outcome.kind).toBe('completed');
+    const notes = logFrames(ledger?.logPath as string).filter((f) => f.kind === 'note.tool.refused');
+    expect(notes).toHaveLength(1);
   });
 
   it('SpawnSubagent within budget, DenySubagent beyond it', async () => {
