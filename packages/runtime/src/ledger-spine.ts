@@ -260,7 +260,8 @@ export class LedgerSpine {
     let before: Json | undefined;
     try {
       return await this.recorder.appendStep(pending, (decoded) => {
-        before = this.#kernel.snapshot();
+        // A copy that shares nothing with the kernel's own records, whatever the step changes in place.
+        before = structuredClone(this.#kernel.snapshot());
         return { actions: this.#kernel.step(decoded), stateHash: this.#kernel.stateHash() };
       });
     } catch (error) {
