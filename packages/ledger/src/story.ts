@@ -68,6 +68,8 @@ const PLAIN_LINES: Readonly<Record<string, (f: Fields | undefined) => string>> =
   'note.verify.evidence': (f) =>
     `verification evidence recorded (patch ${short(text(f, 'patchSha256'))}, git tree ${short(text(f, 'treeId'))})`,
   'note.verify.diagnosis': (f) => `failure diagnosis recorded: ${quote(text(f, 'summary') ?? '')}`,
+  'note.tool.refused': (f) =>
+    `tool call refused, nothing ran: ${quote(text(f, 'tool') ?? '?')} was too large to record`,
 };
 
 const asFields = (value: Json | undefined): Fields | undefined =>

@@ -339,13 +339,15 @@ describe('story', () => {
       writer,
       storyFrame(4, 'note.verify.evidence', { patchSha256: 'ab'.repeat(32), treeId: 'cd'.repeat(20) }),
     );
-    await mustAppend(writer, frame(5, 'TaskCompacted', {}));
+    await mustAppend(writer, storyFrame(5, 'note.tool.refused', { tool: 'run_command', reason: 'too large' }));
+    await mustAppend(writer, frame(6, 'TaskCompacted', {}));
     await writer.close();
     const text = renderStory(inspect(path).tasks[0]!).join('\n');
     expect(text).toContain('worker result of attempt 1 recorded (external-command, exit 0, says done)');
     expect(text).toContain('failure diagnosis recorded: "expected 5\\u001b[2J got 1"');
     expect(text).not.toContain('\u001b');
     expect(text).toContain(`verification evidence recorded (patch ${'ab'.repeat(6)}, git tree ${'cd'.repeat(6)})`);
+    expect(text).toContain('tool call refused, nothing ran: "run_command" was too large to record');
     expect(text).toContain('finished: dropped from the live kernel state');
     // None of them falls back to its raw kind and seq (what a kind nobody describes shows).
     expect(text).not.toMatch(/note\.\w+\.\w+ #\d/);
