@@ -233,31 +233,28 @@ async function groupAcrossAPage(ledger: TempLedger) {
   return { start, page, before, zerosFrom };
 }
 
+/** Zeros written over a group from `from` on (its start, or a page boundary inside it): the open cuts it as torn. */
+async function expectZeroedGroupCut(from: 'start' | 'page'): Promise<void> {
+  const ledger = ledgerForTest();
+  const run = await groupAcrossAPage(ledger);
+  run.zerosFrom(run[from]);
+  const spine = await ledger.open({ snapshotEveryFrames: 0 });
+  expect(spine.kernel.stateHash()).toBe(run.before);
+  await spine.close();
+  expect(recoveredReasons(ledger.logPath)).toEqual(['torn tail']);
+}
+
 describe('FIXED: a group whose first page reached the disk and whose second did not', () => {
-  it('CONTROL: zeros from the first byte of the group (the documented zero-filled tail) are a torn tail: the open cuts them', async () => {
-    const ledger = ledgerForTest();
-    const run = await groupAcrossAPage(ledger);
-    run.zerosFrom(run.start);
-    const spine = await ledger.open({ snapshotEveryFrames: 0 });
-    expect(spine.kernel.stateHash()).toBe(run.before);
-    await spine.close();
-    expect(recoveredReasons(ledger.logPath)).toEqual(['torn tail']);
-  });
+  it('CONTROL: zeros from the first byte of the group (the documented zero-filled tail) are a torn tail: the open cuts them', () =>
+    expectZeroedGroupCut('start'));
 
   // Fixed (not new with groups: a lone frame across a page behaved the same). ChainCheck.finish took
   // a tail for torn only when it was all zeros from a frame boundary; data reaches the disk a page
   // at a time, so a crash that extended the file can leave the group's first page and zeros after
   // it, and the next open refused the ledger (bad-hash) although nothing past the head was ever
   // acknowledged. A damaged frame past the head with a whole zero page is now a torn tail.
-  it('zeros from the page boundary inside the group: the open cuts the group and opens', async () => {
-    const ledger = ledgerForTest();
-    const run = await groupAcrossAPage(ledger);
-    run.zerosFrom(run.page);
-    const spine = await ledger.open({ snapshotEveryFrames: 0 });
-    expect(spine.kernel.stateHash()).toBe(run.before);
-    await spine.close();
-    expect(recoveredReasons(ledger.logPath)).toEqual(['torn tail']);
-  });
+  it('zeros from the page boundary inside the group: the open cuts the group and opens', () =>
+    expectZeroedGroupCut('page'));
 });
 
 /** A task whose patch is verified and awaits a person's approval; then that approval, genuinely given, in the log. */
